@@ -98,7 +98,7 @@ class Attention:
     def forward(self, x, seq_len, mask=None, causal=False, kv=None, kv_len=None,
                 training=False):
         """Attention over x (B*S, E): returns (B*S, E). See the class docstring."""
-        E, H, D = self.embed_dim, self.num_heads, self.head_dim
+        E, H = self.embed_dim, self.num_heads
         rows, _ = require_2d("x", x, E)
         B = require_rows("x", rows, seq_len)
         S = seq_len
@@ -129,24 +129,28 @@ class Attention:
         dropping = training and self.dropout > 0.0
         self._dropout_state = self._dropout_rng.state if dropping else None
         rng = self._dropout_rng
-        for b in range(B):
-            keep = _allowed(mask, b, causal_keep, S, S_kv)
-            q0, q1 = b * S, (b + 1) * S
-            k0, k1 = b * S_kv, (b + 1) * S_kv
-            for h in range(H):
-                c0, c1 = h * D, (h + 1) * D
-                A = self._weights(Q[q0:q1, c0:c1], K[k0:k1, c0:c1], keep)
-                if A_cache is not None:
-                    A_cache[(b * H + h) * S:(b * H + h + 1) * S, :] = A
-                if dropping:
-                    A = A * self._keep_block(rng, S, S_kv, self._kept)
-                ctx[q0:q1, c0:c1] = np.dot(A, V[k0:k1, c0:c1])
+        for block, keep, q0, q1, k0, k1, c0, c1 in self._blocks(B, S, S_kv, mask, causal_keep):
+            A = self._weights(Q[q0:q1, c0:c1], K[k0:k1, c0:c1], keep)
+            if A_cache is not None:
+                A_cache[block * S:(block + 1) * S, :] = A
+            if dropping:
+                A = A * self._keep_block(rng, S, S_kv, self._kept)
+            ctx[q0:q1, c0:c1] = np.dot(A, V[k0:k1, c0:c1])
 
         self.x_cache, self.kv_cache = x, kv
         self.Q_cache, self.K_cache, self.V_cache = Q, K, V
         self.A_cache, self.ctx_cache = A_cache, ctx
         self._layout = (B, S, S_kv, mask, causal_keep)
         return _project(ctx, self.Wo, self.bo)
+
+    def _blocks(self, B, S, S_kv, mask, causal_keep):
+        """For each (sequence b, head h): block b*H+h, allowed keys, query rows, key rows, columns."""
+        H, D = self.num_heads, self.head_dim
+        for b in range(B):
+            keep = _allowed(mask, b, causal_keep, S, S_kv)
+            for h in range(H):
+                yield (b * H + h, keep, b * S, (b + 1) * S, b * S_kv, (b + 1) * S_kv,
+                       h * D, (h + 1) * D)
 
     def _weights(self, q, k, keep):
         """softmax over keys of q k^T * scale, with disallowed keys set to -1e9."""
@@ -181,7 +185,7 @@ class Attention:
         if self._layout is None:
             raise ValueError("backward() called before forward()")
         B, S, S_kv, mask, causal_keep = self._layout
-        E, H, D = self.embed_dim, self.num_heads, self.head_dim
+        E = self.embed_dim
         shape = getattr(grad_out, "shape", None)
         if shape != (B * S, E):
             raise ValueError("grad_out must have shape (%d, %d) like the output, got %r"
@@ -200,30 +204,25 @@ class Attention:
         if self._dropout_state is not None:
             rng = Rng(0)
             rng.state = self._dropout_state
-        for b in range(B):
-            keep = _allowed(mask, b, causal_keep, S, S_kv)
-            q0, q1 = b * S, (b + 1) * S
-            k0, k1 = b * S_kv, (b + 1) * S_kv
-            for h in range(H):
-                c0, c1 = h * D, (h + 1) * D
-                q, k, v = Q[q0:q1, c0:c1], K[k0:k1, c0:c1], V[k0:k1, c0:c1]
-                dc = dctx[q0:q1, c0:c1]
-                if self.A_cache is not None:
-                    A = self.A_cache[(b * H + h) * S:(b * H + h + 1) * S, :]
-                else:
-                    A = self._weights(q, k, keep)
-                dA = np.dot(dc, v.transpose())
-                if rng is not None:
-                    dropped = self._keep_block(rng, S, S_kv, self._kept)
-                    dV[k0:k1, c0:c1] = np.dot((A * dropped).transpose(), dc)
-                    dA = dA * dropped
-                else:
-                    dV[k0:k1, c0:c1] = np.dot(A.transpose(), dc)
-                dS = A * (dA - np.sum(dA * A, axis=1).reshape((S, 1))) * self.scale
-                if keep is not None:
-                    dS = dS * keep
-                dQ[q0:q1, c0:c1] = np.dot(dS, k)
-                dK[k0:k1, c0:c1] = np.dot(dS.transpose(), q)
+        for block, keep, q0, q1, k0, k1, c0, c1 in self._blocks(B, S, S_kv, mask, causal_keep):
+            q, k, v = Q[q0:q1, c0:c1], K[k0:k1, c0:c1], V[k0:k1, c0:c1]
+            dc = dctx[q0:q1, c0:c1]
+            if self.A_cache is not None:
+                A = self.A_cache[block * S:(block + 1) * S, :]
+            else:
+                A = self._weights(q, k, keep)
+            dA = np.dot(dc, v.transpose())
+            if rng is not None:
+                dropped = self._keep_block(rng, S, S_kv, self._kept)
+                dV[k0:k1, c0:c1] = np.dot((A * dropped).transpose(), dc)
+                dA = dA * dropped
+            else:
+                dV[k0:k1, c0:c1] = np.dot(A.transpose(), dc)
+            dS = A * (dA - np.sum(dA * A, axis=1).reshape((S, 1))) * self.scale
+            if keep is not None:
+                dS = dS * keep
+            dQ[q0:q1, c0:c1] = np.dot(dS, k)
+            dK[k0:k1, c0:c1] = np.dot(dS.transpose(), q)
 
         source = self.x_cache if self.kv_cache is None else self.kv_cache
         dx = self._project_back(dQ, self.x_cache, self.Wq, self.dWq, self.dbq)

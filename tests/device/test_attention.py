@@ -5,7 +5,6 @@ import pytest
 
 from device_runner import run_device
 from tinyattn_host.reference import attention_backward, attention_forward
-from tinyattn_host.unixport import MicroPythonError
 
 PARAMS = ("Wq", "Wk", "Wv", "Wo", "bq", "bk", "bv", "bo")
 
