@@ -4,12 +4,22 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
+PORT     ?=
+FIRMWARE ?=
+BAUD     ?= 460800
+VIRTUAL_FLASH ?= build/virtual-flash
 
-.PHONY: help venv test clean
+.PHONY: help venv test clean flash deploy repl run
 
 help:
 	@echo "make test     set up $(VENV) and run the whole test suite"
 	@echo "make clean    remove $(VENV) and caches"
+	@echo "make flash PORT=/dev/ttyACM0 FIRMWARE=firmware.bin [BAUD=460800]"
+	@echo "             check, erase and write an ESP32-S3 firmware with ulab, then deploy"
+	@echo "make deploy [PORT=...]   compile device/ and copy it to /lib/tinyattn (no PORT: virtual board)"
+	@echo "make repl [PORT=...]     mpremote's REPL on the board (no PORT: the virtual board)"
+	@echo "make run [PORT=...] [BATCH=16] [REPORT=dir]   Iris batches on the board, checked"
+	@echo "             against the NumPy reference (no PORT: a virtual board)"
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -24,6 +34,21 @@ venv: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
 
+flash: $(STAMP)
+	$(BIN)/python -m tinyattn_host.flash $(if $(PORT),--port $(PORT)) \
+	  $(if $(FIRMWARE),--firmware $(FIRMWARE)) --baud $(BAUD)
+
+deploy: $(STAMP)
+	$(BIN)/python -m tinyattn_host.deploy $(if $(PORT),--port $(PORT),--flash $(VIRTUAL_FLASH))
+
+run: $(STAMP)
+	$(BIN)/python -m tinyattn_host run $(if $(PORT),--port $(PORT)) \
+	  $(if $(BATCH),--batch-size $(BATCH)) $(if $(REPORT),--report $(REPORT))
+
+repl: $(STAMP)
+	$(BIN)/python -m tinyattn_host.repl $(if $(PORT),--port $(PORT),--flash $(VIRTUAL_FLASH))
+
 clean:
 	rm -rf $(VENV) .pytest_cache host/*.egg-info
+	rm -rf $(VIRTUAL_FLASH)
 	find . -name __pycache__ -prune -exec rm -rf {} +

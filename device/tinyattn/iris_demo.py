@@ -1,0 +1,38 @@
+"""The REPL demo: train the Iris model, report the test accuracy and one attention map."""
+
+from .data import load_iris
+from .iris import CLASSES
+from .layers import SelfAttention
+from .model import evaluate, iris_model, predict, train
+
+
+def demo(epochs=100, seed=42, log_every=10, sample=0):
+    """Train the spec's Iris model (split 0.2, Adam 1e-3, batch 16) and print how it went.
+
+    Prints progress lines, the test accuracy, and the attention weights of test row
+    `sample` as text (one table per head; rows are query tokens, columns key tokens).
+    """
+    train_set, test_set = load_iris().split(0.2, seed=seed)
+    model = iris_model(seed)
+    print("training the Iris model: %d parameters, %d train rows, %d test rows"
+          % (model.num_params(), len(train_set), len(test_set)))
+    history = train(model, train_set, epochs=epochs, seed=seed, log_every=log_every)
+    accuracy = evaluate(model, test_set)
+    print("test accuracy %.1f%% (%d of %d) after %.1f s of training"
+          % (100 * accuracy, round(accuracy * len(test_set)), len(test_set), history["seconds"]))
+    predicted = predict(model, test_set.X[sample:sample + 1, :])[0]
+    attention = [layer for layer in model.layers if isinstance(layer, SelfAttention)][0]
+    print("attention of test row %d (%s, predicted %s); rows: query token, columns: key token"
+          % (sample, CLASSES[test_set.y[sample]], CLASSES[predicted]))
+    print(attention_text(attention.attention_map(0), attention.seq_len))
+
+
+def attention_text(weights, seq_len):
+    """An (H*S, S) attention map as text: one table per head, tokens t0, t1, ..."""
+    lines = []
+    for h in range(weights.shape[0] // seq_len):
+        lines.append("head %d  " % h + "".join("    t%d" % j for j in range(seq_len)))
+        for i in range(seq_len):
+            row = weights[h * seq_len + i, :].tolist()
+            lines.append("   t%d   " % i + "".join(" %5.3f" % w for w in row))
+    return "\n".join(lines)

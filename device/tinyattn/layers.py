@@ -1,0 +1,335 @@
+"""Dense, Activation, Tokens, SelfAttention, GlobalAvgPool and Sequential on ulab arrays.
+
+Every layer has `forward(x, training=False)` and `backward(grad_out)`, which returns the
+gradient of its input; layers with weights accumulate their gradients (+=) and list them in
+`collect_params()` as (name, param, grad), like Attention. `config()` describes a layer so
+that `Sequential.from_config` can build it again (store.load uses it).
+"""
+
+import gc
+import math
+
+from ulab import numpy as np
+
+from .attention import Attention
+from .rng import Rng
+from .shapes import require_2d, require_rows
+
+GELU_C = math.sqrt(2.0 / math.pi)
+GELU_A = 0.044715
+
+
+class Dense:
+    """y = x W^T + b, W (out_features, in_features), b (out_features,) or None.
+
+    W is Xavier-uniform, U(-sqrt(6 / (in + out)), +sqrt(6 / (in + out))), drawn row by row
+    from `seed`; b starts at zero.
+    """
+
+    def __init__(self, in_features, out_features, use_bias=True, seed=None):
+        if not isinstance(in_features, int) or not isinstance(out_features, int) \
+                or in_features < 1 or out_features < 1:
+            raise ValueError("in_features and out_features must be ints >= 1, got %r, %r"
+                             % (in_features, out_features))
+        self.in_features = in_features
+        self.out_features = out_features
+        self.use_bias = use_bias
+        rng = Rng(seed)
+        bound = math.sqrt(6.0 / (in_features + out_features))
+        self.W = np.zeros((out_features, in_features))
+        for i in range(out_features):
+            self.W[i, :] = np.array(rng.uniform(-bound, bound, in_features))
+        self.b = np.zeros(out_features) if use_bias else None
+        self.dW = np.zeros((out_features, in_features))
+        self.db = np.zeros(out_features) if use_bias else None
+        self.x_cache = None
+
+    def forward(self, x, training=False):
+        """x (B, in_features) to (B, out_features)."""
+        require_2d("x", x, self.in_features)
+        self.x_cache = x
+        y = np.dot(x, self.W.transpose())
+        if self.b is not None:
+            y += self.b
+        return y
+
+    def backward(self, grad_out):
+        """dW += grad_out^T x, db += column sums of grad_out; returns dx = grad_out W."""
+        x = _cached(self.x_cache)
+        _require_shape("grad_out", grad_out, (x.shape[0], self.out_features))
+        self.dW += np.dot(grad_out.transpose(), x)
+        if self.db is not None:
+            self.db += np.sum(grad_out, axis=0)
+        return np.dot(grad_out, self.W)
+
+    def collect_params(self):
+        """The (name, param, grad) groups an optimizer updates: W, then b."""
+        groups = [("W", self.W, self.dW)]
+        if self.b is not None:
+            groups.append(("b", self.b, self.db))
+        return groups
+
+    def zero_grad(self):
+        """Set every gradient to zero."""
+        _zero(self.collect_params())
+
+    def config(self):
+        """["Dense", in_features, out_features, use_bias]."""
+        return ["Dense", self.in_features, self.out_features, self.use_bias]
+
+
+class Activation:
+    """Elementwise 'relu', 'gelu' (tanh approximation), 'tanh' or 'sigmoid'.
+
+    gelu(x) = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); sigmoid(x) = (1 + tanh(x/2)) / 2,
+    which cannot overflow.
+    """
+
+    KINDS = ("relu", "gelu", "tanh", "sigmoid")
+
+    def __init__(self, kind):
+        if kind not in self.KINDS:
+            raise ValueError("activation kind must be one of %s, got %r" % (self.KINDS, kind))
+        self.kind = kind
+        self.x_cache = self.y_cache = None
+
+    def forward(self, x, training=False):
+        """The activation of every element of x (any 2-D shape)."""
+        require_2d("x", x)
+        kind = self.kind
+        if kind == "relu":
+            y = np.maximum(x, 0.0)
+        elif kind == "gelu":
+            y = x * (np.tanh(GELU_C * (x + GELU_A * x * x * x)) + 1.0) * 0.5
+        elif kind == "tanh":
+            y = np.tanh(x)
+        else:
+            y = (np.tanh(x * 0.5) + 1.0) * 0.5
+        # relu, tanh and sigmoid need only y for their slope, gelu only x: keep one
+        self.x_cache, self.y_cache = (x, None) if kind == "gelu" else (None, y)
+        return y
+
+    def backward(self, grad_out):
+        """grad_out times the derivative at the cached input."""
+        x, y = self.x_cache, self.y_cache
+        _require_shape("grad_out", grad_out, _cached(y if x is None else x).shape)
+        kind = self.kind
+        if kind == "relu":
+            return grad_out * (y > 0.0)
+        if kind == "gelu":
+            x2 = x * x
+            t = np.tanh(GELU_C * (x + GELU_A * x2 * x))
+            slope = (t + 1.0) * 0.5 + x * (1.0 - t * t) * (GELU_C * 0.5) * (1.0 + 3.0 * GELU_A * x2)
+            return grad_out * slope
+        if kind == "tanh":
+            return grad_out * (1.0 - y * y)
+        return grad_out * y * (1.0 - y)
+
+    def collect_params(self):
+        """No parameters."""
+        return []
+
+    def zero_grad(self):
+        """Nothing to reset."""
+
+    def config(self):
+        """["Activation", kind]."""
+        return ["Activation", self.kind]
+
+
+class Tokens:
+    """(B, S*E) to (B*S, E): each row split into `seq_len` tokens, the same memory (a view)."""
+
+    def __init__(self, seq_len):
+        _require_positive("seq_len", seq_len)
+        self.seq_len = seq_len
+        self._batch = None
+
+    def forward(self, x, training=False):
+        """A reshape of x to (B*seq_len, cols/seq_len): no copy when x is dense."""
+        rows, cols = require_2d("x", x)
+        if cols % self.seq_len:
+            raise ValueError("x has %d columns, not a multiple of seq_len %d"
+                             % (cols, self.seq_len))
+        self._batch = rows
+        return x.reshape((rows * self.seq_len, cols // self.seq_len))
+
+    def backward(self, grad_out):
+        """The gradient reshaped back to (B, S*E)."""
+        B = _cached(self._batch)
+        rows, cols = require_2d("grad_out", grad_out)
+        _require_shape("grad_out", grad_out, (B * self.seq_len, cols))
+        return grad_out.reshape((B, self.seq_len * cols))
+
+    def collect_params(self):
+        """No parameters."""
+        return []
+
+    def zero_grad(self):
+        """Nothing to reset."""
+
+    def config(self):
+        """["Tokens", seq_len]."""
+        return ["Tokens", self.seq_len]
+
+
+class SelfAttention(Attention):
+    """Attention over sequences of a fixed `seq_len`, as one step of a Sequential.
+
+    Same weights, caches and backward as Attention; forward(x, training) passes seq_len.
+    """
+
+    def __init__(self, embed_dim, num_heads, seq_len, use_bias=True, seed=None):
+        _require_positive("seq_len", seq_len)
+        super().__init__(embed_dim, num_heads, use_bias=use_bias, seed=seed)
+        self.seq_len = seq_len
+
+    def forward(self, x, training=False):
+        """Self-attention over x (B*seq_len, E): returns (B*seq_len, E)."""
+        return Attention.forward(self, x, self.seq_len, training=training)
+
+    def backward(self, grad_out):
+        """Attention's backward; then the caches are dropped, so the heap holds one set."""
+        dx = Attention.backward(self, grad_out)
+        self._clear_caches()
+        return dx
+
+    def attention_map(self, index=0):
+        """The (H*S, S) attention weights of sequence `index` in the last forward."""
+        if self.A_cache is None:
+            raise ValueError("no attention weights: call forward() first")
+        block = self.num_heads * self.seq_len
+        if not 0 <= index < self.A_cache.shape[0] // block:
+            raise ValueError("sequence index %r is outside the last batch" % (index,))
+        return self.A_cache[index * block:(index + 1) * block, :]
+
+    def config(self):
+        """["SelfAttention", embed_dim, num_heads, seq_len, use_bias]."""
+        return ["SelfAttention", self.embed_dim, self.num_heads, self.seq_len, self.use_bias]
+
+
+class GlobalAvgPool:
+    """(B*S, E) to (B, E): the mean over each sequence's S tokens."""
+
+    def __init__(self, seq_len):
+        _require_positive("seq_len", seq_len)
+        self.seq_len = seq_len
+        self._shape = None
+
+    def forward(self, x, training=False):
+        """y[b] = (x[b*S] + ... + x[b*S + S-1]) / S."""
+        rows, E = require_2d("x", x)
+        S = self.seq_len
+        B = require_rows("x", rows, S)
+        self._shape = (B, E)
+        flat = x.reshape((B, S * E))  # row b holds the S tokens of sequence b
+        y = np.zeros((B, E))
+        for s in range(S):
+            y += flat[:, s * E:(s + 1) * E]
+        y *= 1.0 / S
+        return y
+
+    def backward(self, grad_out):
+        """Every token of sequence b gets grad_out[b] / S."""
+        B, E = _cached(self._shape)
+        _require_shape("grad_out", grad_out, (B, E))
+        S = self.seq_len
+        dx = np.zeros((B, S * E))
+        share = grad_out * (1.0 / S)
+        for s in range(S):
+            dx[:, s * E:(s + 1) * E] = share
+        return dx.reshape((B * S, E))
+
+    def collect_params(self):
+        """No parameters."""
+        return []
+
+    def zero_grad(self):
+        """Nothing to reset."""
+
+    def config(self):
+        """["GlobalAvgPool", seq_len]."""
+        return ["GlobalAvgPool", self.seq_len]
+
+
+class Sequential:
+    """Layers applied in order; backward runs them in reverse. `layers` is a plain list."""
+
+    def __init__(self, layers):
+        self.layers = list(layers)
+
+    def forward(self, x, training=False):
+        """The output of the last layer."""
+        for layer in self.layers:
+            x = layer.forward(x, training)
+        return x
+
+    def backward(self, grad_out):
+        """Backpropagate grad_out through every layer; returns the input's gradient."""
+        for layer in reversed(self.layers):
+            grad_out = layer.backward(grad_out)
+        return grad_out
+
+    def collect_params(self):
+        """(name, param, grad) of every layer, named "<layer index>.<name>", e.g. "0.W"."""
+        groups = []
+        for i, layer in enumerate(self.layers):
+            for name, param, grad in layer.collect_params():
+                groups.append(("%d.%s" % (i, name), param, grad))
+        return groups
+
+    def zero_grad(self):
+        """Set every gradient to zero."""
+        _zero(self.collect_params())
+
+    def num_params(self):
+        """How many numbers the parameters hold."""
+        return sum(p.size for _, p, _ in self.collect_params())
+
+    def config(self):
+        """The list of the layers' configs."""
+        return [layer.config() for layer in self.layers]
+
+    @staticmethod
+    def from_config(config, seed=None):
+        """A Sequential built from `config()` output (fresh weights from `seed`)."""
+        rng = Rng(seed)
+        layers = []
+        for spec in config:
+            gc.collect()  # each layer's arrays go to the lowest free heap, not between garbage
+            kind, args = spec[0], spec[1:]
+            if kind == "Dense":
+                layers.append(Dense(*args, seed=rng.next32()))
+            elif kind == "SelfAttention":
+                layers.append(SelfAttention(*args, seed=rng.next32()))
+            elif kind == "Activation":
+                layers.append(Activation(*args))
+            elif kind == "Tokens":
+                layers.append(Tokens(*args))
+            elif kind == "GlobalAvgPool":
+                layers.append(GlobalAvgPool(*args))
+            else:
+                raise ValueError("unknown layer kind %r in the model config" % (kind,))
+        return Sequential(layers)
+
+
+def _cached(value):
+    if value is None:
+        raise ValueError("backward() called before forward()")
+    return value
+
+
+def _require_positive(name, n):
+    if not isinstance(n, int) or n < 1:
+        raise ValueError("%s must be an int >= 1, got %r" % (name, n))
+
+
+def _require_shape(name, x, shape):
+    got = getattr(x, "shape", None)
+    if got != shape:
+        raise ValueError("%s must have shape %r, got %r" % (name, shape, got))
+
+
+def _zero(groups):
+    for _, _, grad in groups:
+        grad[:] = 0.0

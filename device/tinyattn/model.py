@@ -1,0 +1,98 @@
+"""The spec's Iris model, one training step, the training loop and evaluation."""
+
+import gc
+import time
+
+from ulab import numpy as np
+
+from .layers import Sequential
+from .losses import cross_entropy
+from .optim import Adam
+from .rng import Rng
+
+SEQ_LEN = 4  # the 4 features become 4 tokens
+EMBED_DIM = 8
+NUM_HEADS = 2
+NUM_CLASSES = 3
+
+IRIS_CONFIG = [
+    ["Dense", 4, SEQ_LEN * EMBED_DIM, True],  # (B, 4) -> (B, 32)
+    ["Activation", "relu"],
+    ["Tokens", SEQ_LEN],  # (B, 32) -> (B*4, 8), the same memory
+    ["SelfAttention", EMBED_DIM, NUM_HEADS, SEQ_LEN, True],
+    ["GlobalAvgPool", SEQ_LEN],  # (B*4, 8) -> (B, 8)
+    ["Dense", EMBED_DIM, NUM_CLASSES, True],  # (B, 8) -> logits (B, 3)
+]
+
+
+def iris_model(seed=42):
+    """Dense(4, 32) + ReLU, 4 tokens of 8, Attention(8, 2), GlobalAvgPool, Dense(8, 3).
+
+    A Sequential; the weights of its layers come from one Rng(seed).
+    """
+    return Sequential.from_config(IRIS_CONFIG, seed=seed)
+
+
+def train_step(model, optimizer, x, labels):
+    """One step on one batch: zero the gradients, forward, cross-entropy, backward, update.
+
+    Returns the batch's mean loss.
+    """
+    optimizer.zero_grad()
+    logits = model.forward(x, training=True)
+    loss, dlogits = cross_entropy(logits, labels)
+    model.backward(dlogits)
+    optimizer.step()
+    return loss
+
+
+def train(model, data, epochs=100, batch_size=16, lr=1e-3, seed=42, optimizer=None,
+          log_every=10, log=print):
+    """Train on the Dataset `data` (reordered in place); returns the history.
+
+    Each epoch shuffles the rows with the next seed of Rng(seed), then takes one
+    train_step per batch (Adam(lr) unless `optimizer` is given). Every `log_every` epochs,
+    and after the first and the last, `log` gets a line with the epoch, the loss and the
+    seconds so far; log_every=0 is silent. The history is {"loss": an array of the mean
+    loss of each epoch (weighted by batch size), "seconds": wall time of the whole run}.
+    """
+    if not isinstance(epochs, int) or epochs < 1:
+        raise ValueError("epochs must be an int >= 1, got %r" % (epochs,))
+    if optimizer is None:
+        optimizer = Adam(model.collect_params(), lr=lr)
+    rng = Rng(seed)
+    losses = np.zeros(epochs)  # not a list of boxed floats that would pin heap fragments
+    start = time.ticks_ms()
+    for epoch in range(1, epochs + 1):
+        data.shuffle(rng.next32())
+        total = 0.0
+        for x, labels in data.batches(batch_size):
+            gc.collect()  # between steps, so each step's arrays find contiguous free heap
+            total += train_step(model, optimizer, x, labels) * len(labels)
+        losses[epoch - 1] = total / len(data)
+        if log_every and (epoch % log_every == 0 or epoch in (1, epochs)):
+            log("epoch %3d/%d  loss %.4f  %.1f s"
+                % (epoch, epochs, losses[epoch - 1], _seconds_since(start)))
+    return {"loss": losses, "seconds": _seconds_since(start)}
+
+
+def predict(model, X, batch_size=16):
+    """The predicted class of every row of X, as a list."""
+    classes = []
+    for start in range(0, X.shape[0], batch_size):
+        gc.collect()
+        logits = model.forward(X[start:start + batch_size, :])
+        for row in logits:
+            values = row.tolist()
+            classes.append(values.index(max(values)))
+    return classes
+
+
+def evaluate(model, data, batch_size=16):
+    """The fraction of rows of the Dataset `data` whose predicted class is the label."""
+    predicted = predict(model, data.X, batch_size)
+    return sum(1 for p, y in zip(predicted, data.y) if p == y) / len(data)
+
+
+def _seconds_since(start):
+    return time.ticks_diff(time.ticks_ms(), start) / 1000.0

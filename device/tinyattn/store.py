@@ -1,0 +1,228 @@
+"""Save and load models: a small binary file of named arrays, written atomically.
+
+`save(model, path)` writes `path + ".tmp"`, then renames it over `path`: an interrupted save
+leaves the previous file whole. `write_file` / `read_file` are the format itself, for any
+model kind (quantized models store int8 and int32 arrays the same way).
+
+Format version 1, little-endian, readable with NumPy alone (tinyattn_host.modelfile):
+
+    magic    8 bytes  b"TINYATTN"
+    version  u16      1
+    kind     u16 length, then ASCII        e.g. "sequential"
+    meta     u32 length, then UTF-8 JSON   e.g. {"config": [["Dense", 4, 32, true], ...]}
+    count    u16      number of arrays, then each array:
+      name   u16 length, then ASCII        e.g. "0.W"
+      dtype  1 byte   b"f" float32, b"b" int8, b"B" uint8, b"h" int16, b"i" int32
+      ndim   u8       1 or 2, then ndim u32 dimensions
+      data   prod(dims) * itemsize bytes, row-major
+    crc      u32      CRC-32 (zlib's) of every byte before it
+    end      4 bytes  b"END."
+"""
+
+import array
+import json
+import os
+import struct
+from binascii import crc32
+
+from ulab import numpy as np
+
+MAGIC = b"TINYATTN"
+END = b"END."
+VERSION = 1
+ITEMSIZE = {"f": 4, "b": 1, "B": 1, "h": 2, "i": 4}
+SEQUENTIAL = "sequential"
+
+
+def save(model, path):
+    """Write a Sequential model (its config and parameters) to `path`, atomically."""
+    arrays = [(name, param) for name, param, _ in model.collect_params()]
+    write_file(path, SEQUENTIAL, {"config": model.config()}, arrays)
+
+
+def load(path):
+    """The Sequential model saved at `path`; ValueError when the file is not a good one."""
+    from .layers import Sequential
+
+    kind, meta, arrays = read_file(path)
+    if kind != SEQUENTIAL:
+        raise ValueError("%s holds a %r model, not a %r one" % (path, kind, SEQUENTIAL))
+    try:
+        model = Sequential.from_config(meta["config"], seed=0)
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError("%s has a bad model config: %s" % (path, err))
+    params = model.collect_params()
+    stored = dict((name, (shape, value)) for name, shape, value in arrays)
+    expected = [name for name, _, _ in params]
+    if sorted(stored) != sorted(expected):
+        raise ValueError("%s holds arrays %s, the model needs %s"
+                         % (path, sorted(stored), sorted(expected)))
+    for name, param, _ in params:
+        shape, value = stored[name]
+        if shape != param.shape or not _is_float(value):
+            raise ValueError("%s: array %s has shape %r, the model needs float32 %r"
+                             % (path, name, shape, param.shape))
+        param[:] = value
+    return model
+
+
+def write_file(path, kind, meta, arrays):
+    """Write (name, value) arrays with a model kind and JSON-able meta, atomically.
+
+    (name, value): a ulab float array, stored as float32. (name, buffer, code, shape):
+    integer data in an array.array or bytearray of typecode `code` (b int8, B uint8,
+    h int16, i int32; MicroPython arrays cannot tell their typecode) and a 1-D or 2-D shape.
+    The file appears at `path` only when complete.
+    """
+    tmp = path + ".tmp"
+    try:
+        with open(tmp, "wb") as f:
+            out = _Writer(f)
+            out.write(MAGIC + struct.pack("<H", VERSION))
+            out.text("<H", kind)
+            out.text("<I", json.dumps(meta))
+            out.write(struct.pack("<H", len(arrays)))
+            for entry in arrays:
+                _write_array(out, *entry)
+            f.write(struct.pack("<I", out.crc) + END)
+    except Exception:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
+    os.rename(tmp, path)
+
+
+def read_file(path):
+    """(kind, meta, arrays) from a file written by write_file.
+
+    arrays is a list of (name, shape, value): a ulab float array for float32 data, a flat
+    array.array otherwise. Raises ValueError for a foreign, truncated, corrupt or
+    wrong-version file.
+    """
+    size = os.stat(path)[6]
+    with open(path, "rb") as f:
+        src = _Reader(f, path, size)
+        if size < len(MAGIC) or f.read(len(MAGIC)) != MAGIC:
+            raise ValueError("%s is not a tinyattn model file (no TINYATTN magic)" % path)
+        src.crc = crc32(MAGIC)
+        src.offset = len(MAGIC)
+        version = src.unpack("<H")
+        if version != VERSION:
+            raise ValueError("%s has format version %d; this tinyattn reads version %d"
+                             % (path, version, VERSION))
+        kind = src.text("<H")
+        try:
+            meta = json.loads(src.text("<I"))
+        except ValueError:
+            raise ValueError("%s: the meta block is not valid JSON" % path)
+        arrays = [_read_array(src) for _ in range(src.unpack("<H"))]
+        crc = src.crc
+        stored_crc = src.unpack("<I")
+        if src.take(4) != END:
+            raise ValueError("%s: no end marker where it should be (corrupt file)" % path)
+        if stored_crc != crc:
+            raise ValueError("%s: checksum mismatch (corrupt file)" % path)
+        if src.offset != size:
+            raise ValueError("%s: %d unexpected bytes after the end marker"
+                             % (path, size - src.offset))
+    return kind, meta, arrays
+
+
+class _Writer:
+    def __init__(self, f):
+        self.f = f
+        self.crc = 0
+
+    def write(self, data):
+        self.crc = crc32(data, self.crc)
+        self.f.write(data)
+
+    def text(self, length_format, text):
+        data = text.encode()
+        self.write(struct.pack(length_format, len(data)) + data)
+
+
+def _write_array(out, name, value, code=None, shape=None):
+    if code is None:
+        if not _is_float(value):
+            raise ValueError("array %s: give (name, buffer, typecode, shape) for integer data"
+                             % name)
+        code, shape = "f", value.shape
+    else:
+        if code not in ITEMSIZE or code == "f":
+            raise ValueError("array %s: typecode %r cannot be stored" % (name, code))
+        shape = tuple(shape)
+        if _count(shape) * ITEMSIZE[code] != len(bytes(value)):
+            raise ValueError("array %s: shape %r of %r does not fill its %d bytes"
+                             % (name, shape, code, len(bytes(value))))
+    if len(shape) not in (1, 2):
+        raise ValueError("array %s: only 1-D and 2-D arrays, got shape %r" % (name, shape))
+    out.text("<H", name)
+    out.write(code.encode() + struct.pack("<B", len(shape)))
+    for dim in shape:
+        out.write(struct.pack("<I", dim))
+    if code != "f":
+        out.write(value)
+    elif len(shape) == 1:
+        out.write(array.array("f", value.tolist()))
+    else:
+        for row in value:  # a row at a time, in float32 whatever the build's float
+            out.write(array.array("f", row.tolist()))
+
+
+class _Reader:
+    def __init__(self, f, path, size):
+        self.f, self.path, self.size = f, path, size
+        self.crc = 0
+        self.offset = 0
+
+    def take(self, n):
+        if n > self.size - self.offset:
+            raise ValueError("%s is truncated: %d bytes needed at offset %d, the file has %d"
+                             % (self.path, n, self.offset, self.size))
+        data = self.f.read(n)
+        self.crc = crc32(data, self.crc)
+        self.offset += n
+        return data
+
+    def unpack(self, fmt):
+        return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
+
+    def text(self, length_format):
+        return str(self.take(self.unpack(length_format)), "utf-8")
+
+
+def _read_array(src):
+    name = src.text("<H")
+    code = chr(src.take(1)[0])
+    if code not in ITEMSIZE:
+        raise ValueError("%s: array %s has unknown dtype %r" % (src.path, name, code))
+    ndim = src.unpack("<B")
+    if ndim not in (1, 2):
+        raise ValueError("%s: array %s has %d dimensions, not 1 or 2" % (src.path, name, ndim))
+    shape = tuple(src.unpack("<I") for _ in range(ndim))
+    nbytes = _count(shape) * ITEMSIZE[code]
+    if nbytes > src.size - src.offset:
+        raise ValueError("%s is truncated: array %s of shape %r needs %d bytes, %d are left"
+                         % (src.path, name, shape, nbytes, src.size - src.offset))
+    if code != "f":
+        return name, shape, array.array(code, src.take(nbytes))
+    if ndim == 1:
+        return name, shape, np.array(array.array("f", src.take(nbytes)))
+    value = np.zeros(shape)
+    for i in range(shape[0]):
+        value[i, :] = np.array(array.array("f", src.take(shape[1] * 4)))
+    return name, shape, value
+
+
+def _is_float(value):
+    return hasattr(value, "shape") and not isinstance(value, (array.array, bytearray))
+
+
+def _count(shape):
+    n = 1
+    for dim in shape:
+        n *= dim
+    return n

@@ -1,0 +1,345 @@
+"""The host-driven check behind `make run`: Iris batches to the device, answers to the reference.
+
+Two models, a seeded random-init one and one trained on the host (reference training, Adam):
+each is loaded on the device; all 150 samples go through its float path in batches (logits
+compared with the float64 reference: max abs error, class agreement), then the device
+quantizes it (calibration: all 150 samples) and the int8 path runs on the same batches
+(compared bit for bit with the integer reference). One training step is checked too.
+"""
+
+import importlib.util
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from . import protocol
+from .board import DeviceReset
+from .reference import integer
+from .reference.layers import sequential_forward
+from .reference.training import SGD, Adam, train, train_step
+from .unixport import DEVICE_DIR
+
+# device/tinyattn/model.py IRIS_CONFIG (the check compares it with GET_WEIGHTS' config)
+IRIS_CONFIG = [
+    ["Dense", 4, 32, True], ["Activation", "relu"], ["Tokens", 4],
+    ["SelfAttention", 8, 2, 4, True], ["GlobalAvgPool", 4], ["Dense", 8, 3, True],
+]
+FLOAT_TOLERANCE = 1e-4  # |device - reference| <= 1e-4 * max(1, max |reference|): float32
+TRAIN_STEP_LR = 0.05
+
+
+@dataclass
+class BatchResult:
+    model: str
+    batch: int
+    rows: int
+    float_max_err: float
+    float_agree: int
+    int8_exact: int
+    int8_agree_float: int
+    us_float: int
+    us_int8: int
+
+    @property
+    def ok(self):
+        return bool(self.float_agree == self.rows and self.int8_exact == self.rows
+                    and self.float_max_err <= self.tolerance)
+
+    tolerance: float = 0.0
+
+
+@dataclass
+class Summary:
+    device: dict = field(default_factory=dict)
+    batches: list = field(default_factory=list)
+    train_step: dict = field(default_factory=dict)
+    resets: int = 0
+    seconds: float = 0.0
+
+    @property
+    def ok(self):
+        return bool(self.batches) and all(b.ok for b in self.batches) \
+            and self.train_step.get("ok", False)
+
+    def line(self):
+        rows = sum(b.rows for b in self.batches)
+        worst = max((b.float_max_err for b in self.batches), default=float("nan"))
+        agree = sum(b.float_agree for b in self.batches)
+        exact = sum(b.int8_exact for b in self.batches)
+        return ("%s: float max |err| %.2e, classes agree %d/%d; int8 bit-exact %d/%d; "
+                "train step max |err| %.2e; %d reset(s); %.1f s"
+                % ("PASS" if self.ok else "FAIL", worst, agree, rows, exact, rows,
+                   self.train_step.get("max_err", float("nan")), self.resets, self.seconds))
+
+
+# ---- data and models ---------------------------------------------------------------------
+def iris():
+    """(X standardised (150, 4) float32-exact, y) from the device package's bundled Iris."""
+    spec = importlib.util.spec_from_file_location("_iris", DEVICE_DIR / "tinyattn" / "iris.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rows = [module.ROWS[i * module.RECORD:(i + 1) * module.RECORD] for i in range(module.COUNT)]
+    X = np.array([[int(r[2 * k:2 * k + 2]) / 10 for k in range(4)] for r in rows])
+    y = np.array([int(r[8]) for r in rows])
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    return X.astype(np.float32).astype(np.float64), y
+
+
+def random_model(seed):
+    """Parameters for IRIS_CONFIG: Xavier-uniform weights and small random biases."""
+    rng = np.random.default_rng(seed)
+    params = {}
+    for i, spec in enumerate(IRIS_CONFIG):
+        if spec[0] == "Dense":
+            shapes = {"W": (spec[2], spec[1]), "b": (spec[2],)}
+        elif spec[0] == "SelfAttention":
+            E = spec[1]
+            shapes = {n: (E, E) for n in ("Wq", "Wk", "Wv", "Wo")}
+            shapes.update({n: (E,) for n in ("bq", "bk", "bv", "bo")})
+        else:
+            continue
+        for name, shape in shapes.items():
+            bound = np.sqrt(6.0 / sum(shape)) if len(shape) == 2 else 0.1
+            params["%d.%s" % (i, name)] = rng.uniform(-bound, bound, shape)
+    return _float32(params)
+
+
+def trained_model(X, y, seed, epochs=30):
+    params = random_model(seed)
+    train(IRIS_CONFIG, params, X, y, epochs=epochs, batch_size=16, seed=seed,
+          optimizer=Adam(lr=0.01))
+    return _float32(params)
+
+
+def _float32(params):
+    """What the device holds: every parameter rounded to float32."""
+    return {k: np.asarray(v, dtype=np.float32).astype(np.float64) for k, v in params.items()}
+
+
+def reference_qlayers(head, arrays):
+    """The integer reference's layer dicts from a QUANTIZE reply (specs and buffers)."""
+    layers = []
+    for i, spec in enumerate(head["layers"]):
+        kind, p = spec["kind"], "%d." % i
+        layer = {"kind": kind}
+        if kind == "Dense":
+            layer["W"] = arrays[p + "W"].reshape(spec["out"], spec["in"])
+            layer["b"] = arrays.get(p + "b")
+            layer["mult"] = _mult(spec["mult"])
+        elif kind == "Activation":
+            layer["table"] = arrays[p + "table"]
+        elif kind in ("Tokens", "GlobalAvgPool"):
+            layer["seq_len"] = spec["seq_len"]
+            layer["mult"] = _mult(spec.get("mult"))
+        elif kind == "SelfAttention":
+            E = spec["E"]
+            layer.update(E=E, H=spec["H"], seq_len=spec["seq_len"])
+            for n in "qkvo":
+                layer["W" + n] = arrays[p + "W" + n].reshape(E, E)
+                layer["b" + n] = arrays.get(p + "b" + n)
+            for n, value in spec["mults"].items():
+                layer["mult_" + n] = _mult(value)
+        layers.append(layer)
+    return layers
+
+
+def _mult(value):
+    return None if value is None else tuple(value)
+
+
+def quantize_input(x, scale):
+    """int8 saturate(round half up(x / scale)): what the device's quantize_tensor does."""
+    return np.clip(np.floor(x / scale + 0.5), -128, 127).astype(np.int8)
+
+
+def in_scale(head):
+    first = head["layers"][0]
+    return first["scales"]["x"] if first["kind"] == "SelfAttention" else first["s_x"]
+
+
+def out_scale(head):
+    last = head["layers"][-1]
+    if last["kind"] == "SelfAttention":
+        s = last["scales"]
+        return s["ctx"] * s["wo"] if last["mults"]["out"] is None else s["y"]
+    return last["s_x"] * last["s_w"] if last.get("mult") is None else last["s_y"]
+
+
+# ---- the check ---------------------------------------------------------------------------
+class Check:
+    """Runs the whole check over `board` (a board.Board with its link started)."""
+
+    def __init__(self, board, batch_size=16, seed=42, out=print, progress=True,
+                 on_batch=None):
+        self.board = board
+        self.batch_size = batch_size
+        self.seed = seed
+        self.out = out
+        self.progress = progress
+        self.on_batch = on_batch  # a hook for tests: called with (model name, batch index)
+        self.summary = Summary()
+        self.samples = {}  # for the report: per model, device and reference outputs
+
+    def run(self):
+        start = time.monotonic()
+        link = self.board.link or self.board.start_link()
+        self.summary.device = link.hello()
+        X, y = iris()
+        models = [("random", random_model(self.seed)), ("trained", trained_model(X, y, self.seed))]
+        self.out("%-8s %5s %4s %12s %7s %11s %9s %9s %9s"
+                 % ("model", "batch", "rows", "float|err|", "agree", "int8 exact",
+                    "int8~flt", "float us", "int8 us"))
+        for name, params in models:
+            self._check_model(name, params, X)
+        self._check_train_step(models[0][1], X, y)
+        self.summary.seconds = time.monotonic() - start
+        return self.summary
+
+    def _request(self, kind, head=None, arrays=(), reload=None):
+        """A request that survives one device reset: reconnect, reload, ask again."""
+        try:
+            return self.board.link.request(kind, head, arrays)
+        except (DeviceReset, protocol.LinkTimeout) as err:
+            self.summary.resets += 1
+            self.out("the device reset (%s): reconnecting" % err)
+            self.board.start_link()
+            if reload:
+                reload()
+            return self.board.link.request(kind, head, arrays)
+
+    def _check_model(self, name, params, X):
+        def load():
+            self.board.link.request(protocol.LOAD_MODEL, {"config": IRIS_CONFIG}, params)
+            return self.board.link.request(protocol.QUANTIZE, {}, {"x": X})
+
+        load()
+        head, _ = self._request(protocol.GET_WEIGHTS, reload=load)
+        if head["config"] != IRIS_CONFIG:
+            raise RuntimeError("the device's model config %r is not the harness's %r"
+                               % (head["config"], IRIS_CONFIG))
+        qhead, qarrays = self._request(protocol.QUANTIZE, {}, {"x": X}, reload=load)
+        qlayers = reference_qlayers(qhead, qarrays)
+        s_in, s_out = in_scale(qhead), out_scale(qhead)
+        ref_logits, caches = sequential_forward(IRIS_CONFIG, params, X)
+        attention_ref = next(c for c in caches if isinstance(c, dict))["A_cache"]
+        keep = self.samples.setdefault(name, {"device": [], "reference": [], "attention": None})
+        starts = range(0, len(X), self.batch_size)
+        for index, start in enumerate(starts):
+            if self.on_batch:
+                self.on_batch(name, index)
+            xb = X[start:start + self.batch_size]
+            want = ref_logits[start:start + len(xb)]
+            first = index == 0
+            fhead, got = self._request(protocol.FORWARD, {"attention": first}, {"x": xb},
+                                       reload=load)
+            logits = got["logits"].astype(np.float64)
+            xq = quantize_input(xb, s_in)
+            ihead, iout = self._request(protocol.FORWARD_INT8, {}, {"x": xq}, reload=load)
+            yq = iout["y"].reshape(ihead["rows"], ihead["cols"])
+            yq_ref = integer.sequential(xq, qlayers)[-1]
+            tolerance = FLOAT_TOLERANCE * max(1.0, np.abs(want).max())
+            result = BatchResult(
+                model=name, batch=index, rows=len(xb),
+                float_max_err=float(np.abs(logits - want).max()),
+                float_agree=int(np.sum(logits.argmax(1) == want.argmax(1))),
+                int8_exact=int(np.sum(np.all(yq == yq_ref, axis=1))),
+                int8_agree_float=int(np.sum((yq * s_out).argmax(1) == want.argmax(1))),
+                us_float=fhead.get("us", 0), us_int8=ihead.get("us", 0),
+                tolerance=float(tolerance))
+            self.summary.batches.append(result)
+            keep["device"].append(logits)
+            keep["reference"].append(want)
+            if first:
+                rows = got["attention"].shape[0]
+                keep["attention"] = (got["attention"], attention_ref[:rows])
+            self._show(result, index, len(starts))
+
+    def _check_train_step(self, params, X, y):
+        """One SGD step on the device and on the reference; the weights read back agree."""
+        rows = slice(0, self.batch_size)
+        self.board.link.request(protocol.LOAD_MODEL, {"config": IRIS_CONFIG}, params)
+        head, _ = self.board.link.request(
+            protocol.TRAIN_STEP, {"optimizer": "sgd", "lr": TRAIN_STEP_LR},
+            {"x": X[rows], "labels": y[rows].astype(np.int32)})
+        _, weights = self.board.link.request(protocol.GET_WEIGHTS)
+        reference = dict(params)
+        loss = train_step(IRIS_CONFIG, reference, SGD(lr=TRAIN_STEP_LR), X[rows], y[rows])
+        err = max(float(np.abs(weights[k] - reference[k]).max()) for k in reference)
+        scale = max(float(np.abs(reference[k]).max()) for k in reference)
+        ok = err <= FLOAT_TOLERANCE * max(1.0, scale) and abs(head["loss"] - loss) <= 1e-4
+        self.summary.train_step = {"max_err": err, "loss_device": head["loss"],
+                                   "loss_reference": float(loss), "ok": bool(ok)}
+        self.out("train step: loss %.6f (reference %.6f), weights max |err| %.2e  %s"
+                 % (head["loss"], loss, err, "ok" if ok else "MISMATCH"))
+
+    def _show(self, r, index, total):
+        if self.progress and sys.stderr.isatty():
+            done = index + 1
+            bar = "#" * (20 * done // total) + "." * (20 - 20 * done // total)
+            sys.stderr.write("\r[%s] %s %d/%d " % (bar, r.model, done, total))
+            sys.stderr.flush()
+            if done == total:
+                sys.stderr.write("\r" + " " * 60 + "\r")
+        self.out("%-8s %5d %4d %12.2e %4d/%-3d %7d/%-3d %5d/%-3d %9d %9d%s"
+                 % (r.model, r.batch, r.rows, r.float_max_err, r.float_agree, r.rows,
+                    r.int8_exact, r.rows, r.int8_agree_float, r.rows, r.us_float, r.us_int8,
+                    "" if r.ok else "  <-- MISMATCH"))
+
+
+# ---- the report --------------------------------------------------------------------------
+def write_report(directory, summary, samples):
+    """summary.json with every figure, and PNG plots: scatter, error histogram, attention."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from pathlib import Path
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    data = {
+        "ok": summary.ok, "line": summary.line(), "device": summary.device,
+        "resets": summary.resets, "seconds": summary.seconds, "train_step": summary.train_step,
+        "batches": [dict(asdict(b), ok=b.ok) for b in summary.batches],
+    }
+    (directory / "summary.json").write_text(json.dumps(data, indent=1))
+    written = [directory / "summary.json"]
+    for name, kept in samples.items():
+        device = np.concatenate(kept["device"])
+        reference = np.concatenate(kept["reference"])
+        fig, ax = plt.subplots(figsize=(4.5, 4.5))
+        ax.scatter(reference.ravel(), device.ravel(), s=6)
+        lo, hi = reference.min(), reference.max()
+        ax.plot([lo, hi], [lo, hi], lw=0.8, color="gray")
+        ax.set(xlabel="reference logit (float64)", ylabel="device logit",
+               title="%s model: device against reference" % name)
+        written.append(_save(fig, directory / ("%s_scatter.png" % name)))
+        fig, ax = plt.subplots(figsize=(5, 3.5))
+        ax.hist(np.abs(device - reference).ravel(), bins=40)
+        ax.set(xlabel="|device - reference|", ylabel="logits", title="%s model: errors" % name)
+        written.append(_save(fig, directory / ("%s_errors.png" % name)))
+        if kept["attention"] is not None:
+            got, want = kept["attention"]
+            block = 2 * 4  # H * S rows per sample (IRIS_CONFIG's attention)
+            samples_shown = min(3, got.shape[0] // block)
+            fig, axes = plt.subplots(samples_shown, 2, figsize=(5, 2.2 * samples_shown),
+                                     squeeze=False)
+            for s in range(samples_shown):
+                for col, (label, maps) in enumerate((("device", got), ("reference", want))):
+                    axes[s][col].imshow(maps[s * block:(s + 1) * block], vmin=0, vmax=1)
+                    axes[s][col].set_title("sample %d: %s" % (s, label), fontsize=8)
+                    axes[s][col].axis("off")
+            written.append(_save(fig, directory / ("%s_attention.png" % name)))
+    return written
+
+
+def _save(fig, path):
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return path

@@ -1,0 +1,108 @@
+"""Read and write tinyattn model files on the host, with NumPy alone.
+
+The format (version 1, little-endian) is the device's, documented in device/tinyattn/store.py:
+magic b"TINYATTN", u16 version, u16-length kind, u32-length JSON meta, u16 array count, then
+per array a u16-length name, a dtype byte (f float32, b int8, B uint8, h int16, i int32), a u8
+ndim, ndim u32 dimensions and the row-major data; then the u32 CRC-32 of everything before
+it and b"END.".
+"""
+
+import json
+import os
+import struct
+import zlib
+
+import numpy as np
+
+MAGIC = b"TINYATTN"
+END = b"END."
+VERSION = 1
+DTYPES = {"f": np.dtype("<f4"), "b": np.dtype("i1"), "B": np.dtype("u1"),
+          "h": np.dtype("<i2"), "i": np.dtype("<i4")}
+CODES = {dtype: code for code, dtype in DTYPES.items()}
+
+
+class ModelFileError(ValueError):
+    """The file is not a valid tinyattn model file; the message says why."""
+
+
+def read_model(path):
+    """(kind, meta, arrays) from a model file; arrays is {name: ndarray} in file order."""
+    path = os.fspath(path)
+    data = open(path, "rb").read()
+    if data[:len(MAGIC)] != MAGIC:
+        raise ModelFileError("%s is not a tinyattn model file (no TINYATTN magic)" % path)
+    pos = len(MAGIC)
+
+    def take(n):
+        nonlocal pos
+        if n > len(data) - pos:
+            raise ModelFileError("%s is truncated: %d bytes needed at offset %d, the file has %d"
+                                 % (path, n, pos, len(data)))
+        pos += n
+        return data[pos - n:pos]
+
+    def unpack(fmt):
+        return struct.unpack(fmt, take(struct.calcsize(fmt)))[0]
+
+    version = unpack("<H")
+    if version != VERSION:
+        raise ModelFileError("%s has format version %d; this reader reads version %d"
+                             % (path, version, VERSION))
+    kind = take(unpack("<H")).decode("ascii")
+    raw_meta = take(unpack("<I"))
+    try:
+        meta = json.loads(raw_meta.decode("utf-8"))
+    except ValueError as err:  # JSON and UTF-8 errors alike
+        raise ModelFileError("%s: the meta block is not valid JSON (%s)" % (path, err))
+    arrays = {}
+    for _ in range(unpack("<H")):
+        name = take(unpack("<H")).decode("ascii")
+        code = take(1).decode("ascii", "replace")
+        if code not in DTYPES:
+            raise ModelFileError("%s: array %s has unknown dtype %r" % (path, name, code))
+        ndim = unpack("<B")
+        if ndim not in (1, 2):
+            raise ModelFileError("%s: array %s has %d dimensions, not 1 or 2" % (path, name, ndim))
+        shape = tuple(unpack("<I") for _ in range(ndim))
+        dtype = DTYPES[code]
+        raw = take(int(np.prod(shape)) * dtype.itemsize)
+        arrays[name] = np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+    crc = zlib.crc32(data[:pos])
+    stored = unpack("<I")
+    if take(4) != END:
+        raise ModelFileError("%s: no end marker where it should be (corrupt file)" % path)
+    if stored != crc:
+        raise ModelFileError("%s: checksum mismatch (corrupt file)" % path)
+    if pos != len(data):
+        raise ModelFileError("%s: %d unexpected bytes after the end marker"
+                             % (path, len(data) - pos))
+    return kind, meta, arrays
+
+
+def write_model(path, kind, meta, arrays):
+    """Write {name: ndarray} (float arrays as float32; int8, uint8, int16, int32 as they are)
+    with a kind and JSON meta; the file appears at `path` only when complete."""
+    path = os.fspath(path)
+    body = bytearray(MAGIC + struct.pack("<H", VERSION))
+    for text, fmt in ((kind, "<H"), (json.dumps(meta), "<I")):
+        encoded = text.encode()
+        body += struct.pack(fmt, len(encoded)) + encoded
+    body += struct.pack("<H", len(arrays))
+    for name, value in arrays.items():
+        value = np.asarray(value)
+        if value.dtype.kind == "f":
+            value = value.astype("<f4")
+        dtype = value.dtype.newbyteorder("<") if value.dtype.itemsize > 1 else value.dtype
+        if dtype not in CODES or value.ndim not in (1, 2):
+            raise ValueError("array %s: %s of %d dimensions cannot be stored"
+                             % (name, value.dtype, value.ndim))
+        encoded = name.encode("ascii")
+        body += struct.pack("<H", len(encoded)) + encoded + CODES[dtype].encode()
+        body += struct.pack("<B", value.ndim) + struct.pack("<%dI" % value.ndim, *value.shape)
+        body += np.ascontiguousarray(value, dtype=dtype).tobytes()
+    body += struct.pack("<I", zlib.crc32(body)) + END
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(body)
+    os.replace(tmp, path)

@@ -1,0 +1,272 @@
+"""Host end of the serial link (docs/protocol.md): frames, records, and `Link`.
+
+A frame is a 12-byte header and a payload:
+
+    magic b"\\xa5T" | type u8 | flags u8 | seq u16 | length u16 | crc32 u32 | payload
+
+little-endian; the CRC-32 (zlib's) covers type, flags, seq, length and the payload. A message
+longer than the device's chunk travels as several frames of one type and seq, all but the last
+flagged MORE, each acknowledged by the device before the next is sent. Request and reply
+payloads are records: a u16 length, a JSON head, then the arrays the head lists.
+"""
+
+import json
+import struct
+import time
+import zlib
+
+import numpy as np
+
+MAGIC = b"\xa5T"
+HEADER = 12
+CHUNK = 192
+MORE = 1
+PROTOCOL = 1
+
+HELLO, STATUS, EXIT, ACK, ERROR = 0x01, 0x02, 0x03, 0x04, 0x05
+ATTENTION = 0x10
+LOAD_MODEL, FORWARD, TRAIN_STEP, GET_WEIGHTS, BENCH = 0x20, 0x21, 0x22, 0x23, 0x24
+QUANTIZE, LOAD_QMODEL, FORWARD_INT8 = 0x30, 0x31, 0x32
+REPLY = 0x80
+
+MESSAGES = {
+    HELLO: "HELLO", STATUS: "STATUS", EXIT: "EXIT", ACK: "ACK", ERROR: "ERROR",
+    ATTENTION: "ATTENTION", LOAD_MODEL: "LOAD_MODEL", FORWARD: "FORWARD",
+    TRAIN_STEP: "TRAIN_STEP", GET_WEIGHTS: "GET_WEIGHTS", BENCH: "BENCH",
+    QUANTIZE: "QUANTIZE", LOAD_QMODEL: "LOAD_QMODEL", FORWARD_INT8: "FORWARD_INT8",
+}
+ERRORS = {
+    1: "BAD_CRC", 2: "TRUNCATED", 3: "OVERSIZED", 4: "TOO_BIG", 5: "UNKNOWN_TYPE",
+    6: "BAD_PAYLOAD", 7: "BAD_VALUE", 8: "NOT_FINITE", 9: "NO_MEMORY", 10: "NO_MODEL",
+    11: "INTERNAL",
+}
+DTYPES = {"f": np.dtype("<f4"), "b": np.dtype("i1"), "B": np.dtype("u1"), "h": np.dtype("<i2"),
+          "i": np.dtype("<i4")}
+_CODES = {dtype: code for code, dtype in DTYPES.items()}
+
+
+class ProtocolError(Exception):
+    """The bytes from the device are not a good frame or record."""
+
+
+class DeviceError(Exception):
+    """The device answered with an error frame: `code`, its `name` and the `message`."""
+
+    def __init__(self, code, message):
+        self.code = code
+        self.name = ERRORS.get(code, "ERROR_%d" % code)
+        self.message = message
+        super().__init__("%s: %s" % (self.name, message))
+
+
+class LinkTimeout(Exception):
+    """No answer from the device in time."""
+
+
+# ---- frames ----------------------------------------------------------------------------
+def crc(fields, payload):
+    return zlib.crc32(payload, zlib.crc32(fields))
+
+
+def frame(kind, seq, payload=b"", flags=0):
+    """One frame's bytes."""
+    fields = struct.pack("<BBHH", kind, flags, seq & 0xFFFF, len(payload))
+    return MAGIC + fields + struct.pack("<I", crc(fields, payload)) + bytes(payload)
+
+
+def frames(kind, seq, payload, chunk=CHUNK):
+    """A message as frames of at most `chunk` payload bytes, all but the last flagged MORE."""
+    parts = [payload[i:i + chunk] for i in range(0, len(payload), chunk)] or [b""]
+    return [frame(kind, seq, part, MORE if i < len(parts) - 1 else 0)
+            for i, part in enumerate(parts)]
+
+
+def parse_frame(data):
+    """(type, flags, seq, payload) of exactly one frame; ProtocolError when it is not one."""
+    data = bytes(data)
+    if len(data) < HEADER or data[:2] != MAGIC:
+        raise ProtocolError("not a frame: %d bytes, starts %r" % (len(data), data[:2]))
+    kind, flags, seq, length, check = struct.unpack_from("<BBHHI", data, 2)
+    payload = data[HEADER:]
+    if len(payload) != length:
+        raise ProtocolError("frame says %d payload bytes, has %d" % (length, len(payload)))
+    if crc(data[2:8], payload) != check:
+        raise ProtocolError("CRC mismatch")
+    return kind, flags, seq, payload
+
+
+# ---- records ---------------------------------------------------------------------------
+def encode(head=None, arrays=()):
+    """A record: u16 head length, the JSON head (with "arrays" listed), the arrays' bytes.
+
+    arrays: (name, value) pairs or a dict; floating values go as float32, integer ones
+    keep their dtype (int8, uint8, int16, int32).
+    """
+    items = list(arrays.items()) if isinstance(arrays, dict) else list(arrays)
+    listed, blobs = [], []
+    for name, value in items:
+        value = np.asarray(value)
+        dtype = DTYPES["f"] if value.dtype.kind == "f" else value.dtype.newbyteorder("<")
+        if dtype not in _CODES:
+            raise ValueError("array %s: dtype %s cannot be sent" % (name, value.dtype))
+        if value.ndim not in (1, 2):
+            raise ValueError("array %s: only 1-D and 2-D arrays, got shape %s"
+                             % (name, value.shape))
+        listed.append([name, _CODES[dtype], list(value.shape)])
+        blobs.append(np.ascontiguousarray(value, dtype=dtype).tobytes())
+    head = dict(head or {})
+    if listed:
+        head["arrays"] = listed
+    text = json.dumps(head).encode()
+    return struct.pack("<H", len(text)) + text + b"".join(blobs)
+
+
+def decode(payload):
+    """(head, {name: NumPy array}) from a record."""
+    payload = bytes(payload)
+    if len(payload) < 2:
+        raise ProtocolError("record of %d bytes has no head" % len(payload))
+    (size,) = struct.unpack_from("<H", payload)
+    try:
+        head = json.loads(payload[2:2 + size])
+    except ValueError as err:
+        raise ProtocolError("record head is not JSON: %s" % err) from None
+    offset, arrays = 2 + size, {}
+    for name, code, shape in head.pop("arrays", []):
+        dtype = DTYPES[code]
+        count = int(np.prod(shape))
+        end = offset + count * dtype.itemsize
+        if end > len(payload):
+            raise ProtocolError("record too short for array %s" % name)
+        arrays[name] = np.frombuffer(payload[offset:end], dtype=dtype).reshape(shape).copy()
+        offset = end
+    if offset != len(payload):
+        raise ProtocolError("record has %d bytes, its head describes %d" % (len(payload), offset))
+    return head, arrays
+
+
+# ---- the link ----------------------------------------------------------------------------
+class Link:
+    """Requests to `tinyattn.link.serve()` over a pyserial-like port (read, write, in_waiting).
+
+    `request(kind, head, arrays)` returns the reply (head, arrays) or raises DeviceError.
+    `chunk` is the device's largest frame payload (HELLO tells; CHUNK until then).
+    """
+
+    def __init__(self, port, timeout=20.0):
+        self.port = port
+        self.timeout = timeout
+        self.chunk = CHUNK
+        self.seq = 0
+        self._buffer = bytearray()
+
+    # -- raw frames --
+    def send_bytes(self, data):
+        self.port.write(data)
+
+    def _fill(self, deadline):
+        """Read what is there (at least one byte unless the deadline passes)."""
+        if time.monotonic() >= deadline:
+            raise LinkTimeout("no answer from the device within %.1f s" % self.timeout)
+        waiting = self.port.in_waiting
+        if waiting:
+            self._buffer += self.port.read(waiting)
+        else:
+            time.sleep(0.001)
+
+    def read_frame(self, timeout=None):
+        """The next good frame from the device as (type, flags, seq, payload).
+
+        Bytes outside frames (the raw REPL's "OK", a traceback) are skipped; so is a frame
+        that fails its CRC. LinkTimeout when none arrives within `timeout`.
+        """
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        buf = self._buffer
+        while True:
+            start = buf.find(MAGIC)
+            if start < 0:
+                del buf[:max(0, len(buf) - 1)]
+                self._fill(deadline)
+                continue
+            del buf[:start]
+            if len(buf) < HEADER:
+                self._fill(deadline)
+                continue
+            length = struct.unpack_from("<H", buf, 6)[0]
+            if len(buf) < HEADER + length:
+                self._fill(deadline)
+                continue
+            try:
+                parsed = parse_frame(buf[:HEADER + length])
+            except ProtocolError:
+                del buf[:1]  # a false magic or a damaged frame: look further
+                continue
+            del buf[:HEADER + length]
+            return parsed
+
+    def drain(self):
+        """Forget buffered bytes and whatever the port holds."""
+        self._buffer.clear()
+        if hasattr(self.port, "reset_input_buffer"):
+            self.port.reset_input_buffer()
+
+    # -- messages --
+    def next_seq(self):
+        self.seq = (self.seq + 1) & 0xFFFF
+        return self.seq
+
+    def request(self, kind, head=None, arrays=(), timeout=None):
+        """Send a request, return the reply's (head, arrays); DeviceError on an error frame."""
+        payload = self.request_raw(kind, encode(head, arrays), timeout)
+        return decode(payload)
+
+    def request_raw(self, kind, payload, timeout=None):
+        """Send a raw payload (chunked, each chunk acknowledged); return the reply payload."""
+        seq = self.next_seq()
+        parts = frames(kind, seq, payload, self.chunk)
+        for i, part in enumerate(parts):
+            self.send_bytes(part)
+            if i < len(parts) - 1:
+                self._expect(ACK, seq, timeout)
+        return self._expect(kind | REPLY, seq, timeout)
+
+    def _expect(self, kind, seq, timeout=None):
+        """The payload of message `kind` with `seq`, joined from its frames."""
+        payload = bytearray()
+        while True:
+            got, flags, got_seq, part = self.read_frame(timeout)
+            if got_seq != seq:
+                continue  # a late answer to an earlier request
+            if got == ERROR:
+                raise DeviceError(part[0] if part else 0, part[1:].decode(errors="replace"))
+            if got != kind:
+                raise ProtocolError("expected %s, got %s" % (_name(kind), _name(got)))
+            payload += part
+            if not flags & MORE:
+                return bytes(payload)
+
+    def hello(self):
+        head, _ = self.request(HELLO)
+        self.chunk = head.get("chunk", CHUNK)
+        return head
+
+    def status(self):
+        return self.request(STATUS)[0]
+
+    def exit(self, timeout=5.0):
+        self.request_raw(EXIT, b"", timeout)
+
+
+def _name(kind):
+    base = MESSAGES.get(kind & ~REPLY, "0x%02x" % kind)
+    return base + (" reply" if kind & REPLY and kind != REPLY else "")
+
+
+def mpy_version(mpy):
+    """(bytecode version, architecture name) from sys.implementation._mpy."""
+    if mpy is None:
+        return None, None
+    archs = [None, "x86", "x64", "armv6", "armv6m", "armv7m", "armv7em", "armv7emsp",
+             "armv7emdp", "xtensa", "xtensawin", "rv32imc", "rv64imc"]
+    arch = mpy >> 10
+    return mpy & 0xFF, archs[arch] if arch < len(archs) else "arch%d" % arch

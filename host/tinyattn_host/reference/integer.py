@@ -1,0 +1,285 @@
+"""NumPy reference of the int8 path (device/tinyattn/kernels.py, quant.py), bit for bit.
+
+Every intermediate is computed in int64 and checked into int32 (`int32`): on the ESP32-S3 a
+viper int is 32 bits and wraps, which the 64-bit unix port never shows. `worst_case_bounds`
+gives, for a configuration, the largest magnitude each intermediate can reach with the most
+extreme int8 inputs and asserts that all of them fit; `worst_case_*_inputs` build those
+inputs so a run of the reference reaches the bounds.
+
+Formats: int8 tensors (rows, cols); int32 accumulators; softmax probabilities unsigned Q0.15
+(32768 = 1.0). A real multiplier r is (m, s, p, cap) (see fixed_point):
+    v * r ~ ((clamp(v, -cap, cap) >> p) * m + 2^(s-1)) >> s     (round half up)
+"""
+
+import math
+
+import numpy as np
+
+INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
+EXP_HI = np.array([round(32768 * math.exp(-k / 8)) for k in range(89)], dtype=np.int64)
+EXP_LO = np.array([round(32768 * math.exp(-j / 256)) for j in range(32)], dtype=np.int64)
+EXP_STEPS = 256
+EXP_LIMIT = 32 * len(EXP_HI)
+PROB_ONE = 32768
+
+
+class Int32Overflow(AssertionError):
+    """An intermediate left the int32 range: on the ESP32-S3 it would wrap."""
+
+
+def int32(values, what):
+    """values (any int array or int) as int32, after asserting they fit."""
+    a = np.asarray(values, dtype=np.int64)
+    if a.size and (a.min() < INT32_MIN or a.max() > INT32_MAX):
+        raise Int32Overflow("%s leaves int32: range [%d, %d]" % (what, a.min(), a.max()))
+    return a.astype(np.int32)
+
+
+def _int8(a, what):
+    a = np.asarray(a)
+    if a.size and (a.min() < -128 or a.max() > 127):
+        raise ValueError("%s is not int8: range [%d, %d]" % (what, a.min(), a.max()))
+    return a.astype(np.int64)
+
+
+# ---- fixed-point multipliers -------------------------------------------------------------
+def fixed_point(r, limit):
+    """(m, s, p, cap) for a real multiplier r > 0 whose products matter up to |v r| <= limit.
+
+    cap: |v| >= cap gives |v r| > limit (saturated or past the exp table), so v is clamped
+    there; p: shift making cap >> p < 2^15; m in [2^14, 2^15) (15 significant bits) and s
+    with m / 2^(s+p) ~ r. The same algorithm as quant.fixed_point (which runs in the
+    device's float; the bit-exact tests pass the device's integers to the reference).
+    """
+    if not r > 0 or r == math.inf:
+        raise ValueError("multiplier must be a finite number > 0, got %r" % (r,))
+    cap = min(int(limit / r) + 1, INT32_MAX)
+    p = max(0, cap.bit_length() - 15)
+    t = r * (1 << p)
+    s = 0
+    while t * (1 << s) < 16384 and s < 30:
+        s += 1
+    m = int(math.floor(t * (1 << s) + 0.5))
+    if m >= 32768:
+        m, s = (m + 1) >> 1, s - 1
+        if s < 0:
+            m, s = 32767, 0
+    return m, s, p, cap
+
+
+def check_multiplier(mult):
+    m, s, p, cap = mult
+    assert 0 <= m < 32768 and 0 <= s <= 30 and 0 <= p <= 16 and 0 < cap < 2 ** (15 + p), mult
+
+
+def apply_multiplier(v, mult, what):
+    """((clamp(v, -cap, cap) >> p) * m + 2^(s-1)) >> s, each step checked in int32."""
+    check_multiplier(mult)
+    m, s, p, cap = mult
+    v = np.clip(np.asarray(v, dtype=np.int64), -cap, cap) >> p
+    product = int32(v * m + ((1 << s) >> 1), what + " (v >> p) * m + half")
+    return product.astype(np.int64) >> s
+
+
+# ---- kernels -----------------------------------------------------------------------------
+def matmul_xwt(x, w, bias=None):
+    """x (rows, depth) int8 @ w (cols, depth).T int8 + bias int32 -> int32 (rows, cols)."""
+    x, w = _int8(x, "x"), _int8(w, "w")
+    products = x[:, None, :] * w[None, :, :]
+    start = np.zeros((x.shape[0], w.shape[0]), dtype=np.int64)
+    if bias is not None:
+        start += int32(bias, "bias")
+    # every partial sum lies within start +- sum |products|
+    reach = np.abs(start) + np.abs(products).sum(axis=2)
+    int32(reach, "matmul partial sums")
+    return int32(start + products.sum(axis=2), "matmul accumulator")
+
+
+def requantize(acc, mult, lo=-128, hi=127):
+    """int32 -> int8: saturate(apply_multiplier(acc), lo, hi)."""
+    y = apply_multiplier(int32(acc, "requantize input"), mult, "requantize")
+    return np.clip(y, lo, hi).astype(np.int8)
+
+
+def exp_q15(idx):
+    """2^15 exp(-idx / 256) from the two tables; 0 from EXP_LIMIT on."""
+    idx = np.asarray(idx, dtype=np.int64)
+    inside = idx < EXP_LIMIT
+    safe = np.where(inside, idx, 0)
+    prod = int32(EXP_HI[safe >> 5] * EXP_LO[safe & 31] + 16384, "exp table product")
+    return np.where(inside, prod.astype(np.int64) >> 15, 0)
+
+
+def allowed_keys(rows, cols, keep=None, causal=False):
+    """(rows, cols) bool: key j allowed for row i (keep[j] != 0, and j <= i when causal)."""
+    ok = np.ones((rows, cols), dtype=bool)
+    if keep is not None:
+        ok &= (np.asarray(keep) != 0)[None, :]
+    if causal:
+        ok &= np.arange(cols)[None, :] <= np.arange(rows)[:, None]
+    return ok
+
+
+def softmax(scores, mult, keep=None, causal=False):
+    """Row-wise integer softmax of int32 scores into Q0.15 probabilities (uint16).
+
+    Masked keys (keep == 0, or j > i when causal) get 0; a row with every key masked is
+    uniform, round(2^15 / cols) each.
+    """
+    scores = int32(scores, "scores").astype(np.int64)
+    rows, cols = scores.shape
+    assert cols < 65536, "softmax row sum needs cols < 2^16"
+    ok = allowed_keys(rows, cols, keep, causal)
+    top = np.where(ok, scores, np.iinfo(np.int64).min).max(axis=1, keepdims=True)
+    diff = int32(np.where(ok, top - scores, 0), "softmax top - score")
+    idx = apply_multiplier(np.minimum(diff, mult[3]), mult, "softmax index")
+    e = np.where(ok, exp_q15(idx), 0)
+    e[~ok.any(axis=1)] = PROB_ONE  # every key masked: uniform (the float -1e9 scores)
+    total = int32(e.sum(axis=1, keepdims=True), "softmax sum")
+    inv = int32((1 << 30) + (total.astype(np.int64) >> 1), "softmax 2^30 + sum/2") // total
+    probs = int32(e * inv + 16384, "softmax e * inv").astype(np.int64) >> 15
+    return probs.astype(np.uint16)
+
+
+def probs_v(probs, v):
+    """Q0.15 probs (rows, cols) @ int8 v (cols, depth) -> int32 (rows, depth)."""
+    probs = np.asarray(probs, dtype=np.int64)
+    v = _int8(v, "v")
+    int32(probs @ np.abs(v), "probs x v partial sums")
+    return int32(probs @ v, "probs x v")
+
+
+def lookup(x, table):
+    """table[x & 255] elementwise: table is 256 int8 values indexed by the int8's byte."""
+    return np.asarray(table, dtype=np.int8)[_int8(x, "x").astype(np.int64) & 255]
+
+
+def sum_tokens(x, tokens):
+    """int8 (groups*tokens, cols) -> int32 (groups, cols): the sum over each group's tokens."""
+    x = _int8(x, "x")
+    return int32(x.reshape(-1, tokens, x.shape[1]).sum(axis=1), "token sum")
+
+
+# ---- layers ------------------------------------------------------------------------------
+def dense(x, layer):
+    """{"W": int8 (out, in), "b": int32 or None, "mult": ... or None} -> (acc, y).
+
+    y is the requantized int8, or None for a layer that keeps its int32 output (mult None).
+    """
+    acc = matmul_xwt(x, layer["W"], layer.get("b"))
+    mult = layer.get("mult")
+    return acc, None if mult is None else requantize(acc, mult)
+
+
+def attention(x, layer, seq_len, mask=None, causal=False):
+    """Quantized self-attention of int8 x (B*S, E); returns a dict of every intermediate.
+
+    layer: E, H, Wq..Wo int8 (E, E), bq..bo int32 or None, mult_q, mult_k, mult_v
+    (projection requantize), mult_score (softmax index units per score unit), mult_ctx
+    (P V to int8), mult_out (output to int8, or None to keep int32).
+    """
+    E, H = layer["E"], layer["H"]
+    D, S = E // H, seq_len
+    B = x.shape[0] // S
+    out = {}
+    for name in "qkv":
+        out[name.upper()] = requantize(
+            matmul_xwt(x, layer["W" + name], layer.get("b" + name)), layer["mult_" + name])
+    Q, K, V = out["Q"], out["K"], out["V"]
+    scores = np.zeros((B * H * S, S), dtype=np.int32)
+    probs = np.zeros((B * H * S, S), dtype=np.uint16)
+    ctx = np.zeros((B * S, E), dtype=np.int8)
+    for b in range(B):
+        rows = slice(b * S, (b + 1) * S)
+        keep = None if mask is None else mask[b]
+        for h in range(H):
+            cols = slice(h * D, (h + 1) * D)
+            block = slice((b * H + h) * S, (b * H + h + 1) * S)
+            scores[block] = matmul_xwt(Q[rows, cols], K[rows, cols])
+            probs[block] = softmax(scores[block], layer["mult_score"], keep, causal)
+            ctx[rows, cols] = requantize(probs_v(probs[block], V[rows, cols]),
+                                         layer["mult_ctx"])
+    out["scores"], out["probs"], out["ctx"] = scores, probs, ctx
+    out["acc"], out["y"] = dense(ctx, {"W": layer["Wo"], "b": layer.get("bo"),
+                                       "mult": layer.get("mult_out")})
+    return out
+
+
+def sequential(x, layers):
+    """Run quantized layers (dicts with "kind") on int8 x; returns the list of outputs.
+
+    Kinds: Dense (as `dense`; the output is y, or acc when mult is None), Activation
+    ({"table"}), Tokens ({"seq_len"}: a reshape), SelfAttention ({..., "seq_len"}),
+    GlobalAvgPool ({"seq_len", "mult"}).
+    """
+    outputs = []
+    for layer in layers:
+        kind = layer["kind"]
+        if kind == "Dense":
+            acc, y = dense(x, layer)
+            x = acc if y is None else y
+        elif kind == "Activation":
+            x = lookup(x, layer["table"])
+        elif kind == "Tokens":
+            x = x.reshape(x.shape[0] * layer["seq_len"], -1)
+        elif kind == "SelfAttention":
+            res = attention(x, layer, layer["seq_len"])
+            x = res["acc"] if res["y"] is None else res["y"]
+        elif kind == "GlobalAvgPool":
+            x = requantize(sum_tokens(x, layer["seq_len"]), layer["mult"])
+        else:
+            raise ValueError("unknown layer kind %r" % (kind,))
+        outputs.append(x)
+    return outputs
+
+
+# ---- worst cases -------------------------------------------------------------------------
+def worst_case_bounds(depth=0, bias_max=0, head_dim=0, keys=0, tokens=0, mult=None):
+    """The largest magnitude of each int32 intermediate for int8 inputs in [-128, 127].
+
+    depth/bias_max: a matmul x @ W.T + b of that inner size; head_dim/keys: the scores
+    (no bias), softmax and P V of one head; tokens: a pooling sum; mult: a multiplier.
+    Asserts (Int32Overflow) that every bound fits in int32; returns {name: bound}.
+    """
+    q15 = 2 ** 15
+    bounds = {}
+    if depth:
+        bounds["matmul accumulator"] = depth * 128 * 128 + bias_max
+    if head_dim:
+        score = head_dim * 128 * 128
+        bounds["score"] = score
+        bounds["softmax top - score"] = 2 * score
+    if keys:
+        bounds["exp table product"] = q15 * q15 + 16384
+        bounds["softmax sum"] = keys * q15
+        bounds["softmax 2^30 + sum/2"] = 2 ** 30 + keys * q15 // 2
+        bounds["softmax e * inv"] = q15 * q15 + 16384  # e <= 2^15, inv <= 2^15 (sum >= 2^15)
+        # sum_j P_j <= inv * sum / 2^15 + keys/2 <= 2^15 + keys
+        bounds["probs x v"] = 128 * (q15 + keys)
+    if tokens:
+        bounds["token sum"] = tokens * 128
+    if mult is not None:
+        m, s, p, cap = mult
+        check_multiplier(mult)
+        bounds["(v >> p) * m + half"] = 2 ** 15 * m + ((1 << s) >> 1)
+    over = {k: v for k, v in bounds.items() if v > INT32_MAX}
+    if over:
+        raise Int32Overflow("intermediates leave int32 in the worst case: %r" % (over,))
+    return bounds
+
+
+def worst_case_matmul_inputs(rows, cols, depth, bias_max):
+    """x = -128 everywhere and w = -128 / +127 by row: the largest positive and negative sums,
+    and the bias at +-bias_max with the same sign."""
+    x = np.full((rows, depth), -128, dtype=np.int8)
+    w = np.where((np.arange(cols) % 2 == 0)[:, None], -128, 127).astype(np.int8)
+    w = np.repeat(w, depth, axis=1)
+    bias = np.where(np.arange(cols) % 2 == 0, bias_max, -bias_max).astype(np.int32)
+    return x, w, bias
+
+
+def worst_case_score_rows(rows, keys, head_dim):
+    """Scores spanning the widest range a head can produce: alternately +-head_dim*2^14."""
+    extreme = head_dim * 128 * 128
+    return np.where((np.arange(rows)[:, None] + np.arange(keys)[None, :]) % 2 == 0,
+                    extreme, -extreme).astype(np.int32)

@@ -1,0 +1,189 @@
+"""The device end of the link on the unix port: golden frames, the server over byte streams."""
+
+import json
+import struct
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from device_runner import run_device
+from tinyattn_host import protocol as P
+from tinyattn_host.reference import attention_forward
+
+GOLDEN_PATH = Path(__file__).parents[1] / "support" / "golden_frames.json"
+GOLDEN = json.loads(GOLDEN_PATH.read_text())
+
+GOLDEN_CASE = """
+import io, json
+from tinyattn import link
+cases = json.load(open(IN['path']))
+OUT['parsed'] = []
+OUT['sent'] = []
+OUT['records'] = []
+for case in cases:
+    port = link.Port(io.BytesIO(bytes.fromhex(case['hex'])), io.BytesIO(), poll=False)
+    buf = bytearray(link.CHUNK)
+    kind, flags, seq, payload = link.receive(port, buf, 1000, 1000)
+    OUT['parsed'].append([kind, flags, seq, bytes(payload).hex()])
+    out = io.BytesIO()
+    link.Port(None, out, poll=False).send(case['type'], case['seq'], bytes(payload))
+    OUT['sent'].append(out.getvalue().hex())
+    if 'head' in case:
+        head, arrays = link.decode(payload)
+        got = {}
+        for name, (code, shape, data) in arrays.items():
+            if code == 'f':
+                got[name] = [code, list(shape), link.matrix(arrays, name).tolist()]
+            else:
+                got[name] = [code, list(shape), list(link.integers(arrays, name))]
+        again = link.encode({}, [(n, link.matrix(arrays, n)) if arrays[n][0] == 'f'
+                                 else (n, link.integers(arrays, n), arrays[n][0])
+                                 for n in arrays])
+        OUT['records'].append([case['name'], head, got, bytes(again).hex()])
+"""
+
+
+def test_golden_frames_on_the_device():
+    out = run_device(GOLDEN_CASE, {"path": str(GOLDEN_PATH)})
+    for case, parsed, sent in zip(GOLDEN, out["parsed"], out["sent"]):
+        assert parsed == [case["type"], case["flags"], case["seq"], case["payload"]], case["name"]
+        if case["flags"] == 0 or len(bytes.fromhex(case["payload"])) > 1024:
+            assert sent == case["hex"], case["name"]  # the device frames the same bytes
+    records = {name: (head, got, again) for name, head, got, again in out["records"]}
+    for case in GOLDEN:
+        if "head" not in case:
+            continue
+        head, got, again = records[case["name"]]
+        arrays = dict(case["arrays"])
+        head_without_list = {k: v for k, v in head.items() if k != "arrays"}
+        assert head_without_list == case["head"]
+        for name, want in arrays.items():
+            code, shape, values = got[name]
+            assert (code, shape) == (want["dtype"], want["shape"])
+            dtype = P.DTYPES[want["dtype"]]  # compared in the array's dtype: a float32
+            np.testing.assert_array_equal(  # build prints 0.001 for float32(0.001)
+                np.ravel(values).astype(dtype), np.array(want["values"], dtype=dtype))
+        if not case["head"]:  # a head with the array list only: key order cannot differ
+            assert again == case["payload"], case["name"]
+
+
+def test_crc32_table_fallback_matches_zlib():
+    data = bytes(range(256)) * 3 + b"tinyattn"
+    out = run_device("""
+from tinyattn import link
+OUT['crc'] = link._crc32_table(IN['data'].encode())
+OUT['chained'] = link._crc32_table(IN['data'][5:].encode(), link._crc32_table(IN['data'][:5].encode()))
+""", {"data": data.decode("latin-1")})
+    assert out["crc"] == zlib.crc32(data.decode("latin-1").encode())
+    text = data.decode("latin-1").encode()
+    assert out["chained"] == zlib.crc32(text)
+
+
+SERVE_CASE = """
+import io
+from tinyattn import link
+calls = []
+class FakeMicropython:
+    @staticmethod
+    def kbd_intr(c):
+        calls.append(c)
+real = link.micropython
+link.micropython = FakeMicropython
+stdin = io.BytesIO(bytes.fromhex(IN['stream']))
+stdout = io.BytesIO()
+try:
+    OUT['why'] = link.serve(timeout=5, byte_timeout=0.05, stdin=stdin, stdout=stdout)
+finally:
+    link.micropython = real
+OUT['calls'] = calls
+OUT['out'] = stdout.getvalue().hex()
+"""
+
+
+def split_frames(data):
+    frames, rest = [], bytes(data)
+    while rest:
+        length = struct.unpack_from("<H", rest, 6)[0]
+        frames.append(P.parse_frame(rest[:P.HEADER + length]))
+        rest = rest[P.HEADER + length:]
+    return frames
+
+
+def serve(stream):
+    out = run_device(SERVE_CASE, {"stream": bytes(stream).hex()})
+    return out, split_frames(bytes.fromhex(out["out"]))
+
+
+def attention_request(seq, B=2, S=3, E=4, H=2, seed=0, x=None):
+    rng = np.random.default_rng(seed)
+    arrays = {n: rng.uniform(-0.5, 0.5, (E, E)) for n in ("Wq", "Wk", "Wv", "Wo")}
+    arrays.update({n: rng.uniform(-0.1, 0.1, E) for n in ("bq", "bk", "bv", "bo")})
+    arrays["x"] = rng.normal(size=(B * S, E)) if x is None else x
+    head = {"E": E, "H": H, "S": S, "attention": True}
+    return head, arrays, P.frames(P.ATTENTION, seq, P.encode(head, arrays))
+
+
+def test_serve_answers_and_disables_ctrl_c_then_restores_it():
+    head, arrays, frames = attention_request(3)
+    stream = P.frame(P.HELLO, 1, P.encode()) + P.frame(P.STATUS, 2, P.encode()) + b"".join(frames)
+    stream += P.frame(P.EXIT, 4)
+    out, replies = serve(stream)
+    assert out["calls"] == [-1, 3]
+    assert out["why"] == "exit"
+    kinds = [(kind, seq) for kind, _, seq, _ in replies]
+    acks = [(P.ACK, 3)] * (len(frames) - 1)
+    assert len(frames) > 1
+    assert kinds == [(P.HELLO | P.REPLY, 1), (P.STATUS | P.REPLY, 2), *acks,
+                     (P.ATTENTION | P.REPLY, 3), (P.EXIT | P.REPLY, 4)]
+    hello = P.decode(replies[0][3])[0]
+    assert hello["tinyattn"] == "0.1.0" and hello["chunk"] == P.CHUNK
+    assert isinstance(hello["mpy"], int) and hello["free"] > 0
+    assert P.decode(replies[1][3])[0]["kbd_intr"] == -1
+    _, got = P.decode(replies[-2][3])
+    p = {k: arrays[k].astype(np.float32).astype(np.float64) for k in arrays}
+    want, cache = attention_forward(p["x"], p, 2, 3)
+    np.testing.assert_allclose(got["y"], want, atol=1e-5 * max(1.0, np.abs(want).max()))
+    np.testing.assert_allclose(got["A"], cache["A_cache"], atol=1e-5)
+
+
+def test_serve_restores_ctrl_c_when_the_stream_breaks():
+    out = run_device(SERVE_CASE.replace("stdout = io.BytesIO()", """
+class Broken:
+    def write(self, data):
+        raise OSError(5)
+stdout = Broken()""").replace("OUT['out'] = stdout.getvalue().hex()", "")
+        .replace("try:\n    OUT['why']", "try:\n  try:\n    OUT['why']")
+        .replace("finally:\n    link.micropython = real",
+                 "  except OSError as e:\n    OUT['why'] = 'OSError'\nfinally:\n"
+                 "    link.micropython = real"),
+        {"stream": P.frame(P.HELLO, 1, P.encode()).hex()})
+    assert out["why"] == "OSError"
+    assert out["calls"] == [-1, 3]
+
+
+def test_bad_input_gets_error_frames_and_the_server_goes_on():
+    good = P.frame(P.HELLO, 1, P.encode())
+    corrupt = bytearray(P.frame(P.HELLO, 2, P.encode()))
+    corrupt[-1] ^= 0xFF
+    oversized = P.MAGIC + struct.pack("<BBHH", P.FORWARD, 0, 3, 60000)
+    oversized += struct.pack("<I", 0)
+    _, _, wrong_shape = attention_request(5, x=np.zeros((5, 4)))  # 5 rows, S = 3
+    x_nan = np.zeros((6, 4))
+    x_nan[2, 1] = np.nan
+    _, _, nan_frames = attention_request(6, x=x_nan)
+    unknown = P.frame(0x6E, 7, P.encode())
+    not_json = P.frame(P.HELLO, 8, b"\x05\x00{oops")
+    no_model = P.frame(P.FORWARD, 9, P.encode({}, {"x": np.zeros((1, 4))}))
+    truncated = P.frame(P.HELLO, 10, P.encode())[:9]
+    stream = (b"garbage\x00\xa5" + bytes(corrupt) + oversized + b"".join(wrong_shape)
+              + b"".join(nan_frames) + unknown + not_json + no_model + truncated)
+    out, replies = serve(stream)
+    # the truncated frame at the very end is the last thing; then the stream ends
+    errors = [(seq, P.ERRORS[payload[0]]) for kind, _, seq, payload in replies if kind == P.ERROR]
+    assert errors == [(2, "BAD_CRC"), (3, "OVERSIZED"), (5, "BAD_VALUE"), (6, "NOT_FINITE"),
+                      (7, "UNKNOWN_TYPE"), (8, "BAD_PAYLOAD"), (9, "NO_MODEL"),
+                      (0, "TRUNCATED")]
+    out, replies = serve(stream[:-len(truncated)] + good)
+    assert replies[-1][0] == P.HELLO | P.REPLY  # still serving after all of it
+    assert out["calls"] == [-1, 3]

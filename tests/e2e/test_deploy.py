@@ -1,0 +1,153 @@
+"""make deploy on the virtual board: .mpy files, skipping, the demo, mip; and the ESP32-S3 build."""
+
+import hashlib
+import subprocess
+import sys
+
+import pytest
+from mpremote.transport_serial import SerialTransport
+
+from tinyattn_host import deploy as deploy_module
+from tinyattn_host.deploy import DeployError, MpyFormat, deploy
+from tinyattn_host.unixport import DEVICE_DIR, ROOT, interpreter
+from tinyattn_host.virtual_board import has_raw_repl
+
+SOURCES = sorted(p.relative_to(DEVICE_DIR / "tinyattn").as_posix()
+                 for p in (DEVICE_DIR / "tinyattn").glob("*.py"))
+ESP32S3_MPY = 6 | (3 << 8) | (10 << 10)  # sys.implementation._mpy of MicroPython 1.23+ there
+needs_virtual_board = pytest.mark.skipif(
+    not has_raw_repl(interpreter()), reason="the virtual board needs a unix port with a raw REPL")
+
+
+def quiet(*_):
+    pass
+
+
+def run_on(board, code, timeout=300):
+    """Run code in the board's raw REPL; return its output (raise on an exception)."""
+    transport = SerialTransport(board.port, 115200)
+    try:
+        transport.enter_raw_repl()
+        out, err = transport.exec_raw(code, timeout=timeout)
+        assert not err, err.decode()
+        return out.decode()
+    finally:
+        transport.close()
+
+
+def device_mpy(board):
+    return MpyFormat.from_sys(int(run_on(board, "import sys\nprint(sys.implementation._mpy)")))
+
+
+def on_flash(board):
+    return sorted(p.name for p in (board.flash_dir / "lib" / "tinyattn").iterdir())
+
+
+@needs_virtual_board
+def test_deploy_then_run_the_demo(virtual_board):
+    done = deploy(virtual_board.port, out=quiet)
+    device = device_mpy(virtual_board)
+    assert done.how == f".mpy v{device.label} for {device.arch_name}"
+    mpy_names = [name.replace(".py", ".mpy") for name in SOURCES]
+    assert sorted(done.copied) == [f"/lib/tinyattn/{name}" for name in mpy_names]
+    assert on_flash(virtual_board) == mpy_names
+    for name in mpy_names:
+        data = (virtual_board.flash_dir / "lib" / "tinyattn" / name).read_bytes()
+        assert device.loads(MpyFormat.from_header(data[:3])), name
+    assert (done.version, done.imported_from) == ("0.1.0", "/lib/tinyattn/__init__.mpy")
+    out = run_on(virtual_board, "import tinyattn\ntinyattn.demo(epochs=2, log_every=1)")
+    assert "training the Iris model" in out
+    assert "test accuracy" in out
+
+
+@needs_virtual_board
+def test_second_deploy_copies_only_what_changed(virtual_board):
+    first = deploy(virtual_board.port, out=quiet)
+    again = deploy(virtual_board.port, out=quiet)
+    assert (again.copied, again.removed) == ([], [])
+    assert sorted(again.unchanged) == sorted(first.copied)
+    lib = virtual_board.flash_dir / "lib" / "tinyattn"
+    (lib / "rng.mpy").write_bytes(b"M\x06\x00\x1f stale")
+    (lib / "gone.py").write_text("x = 1\n")
+    third = deploy(virtual_board.port, out=quiet)
+    assert third.copied == ["/lib/tinyattn/rng.mpy"]
+    assert third.removed == ["/lib/tinyattn/gone.py"]
+
+
+@needs_virtual_board
+def test_py_deploy_replaces_the_mpy_files(virtual_board):
+    deploy(virtual_board.port, out=quiet)
+    done = deploy(virtual_board.port, use_py=True, out=quiet)
+    assert done.how == ".py sources, as asked"
+    assert on_flash(virtual_board) == SOURCES
+    for name in SOURCES:
+        assert ((virtual_board.flash_dir / "lib" / "tinyattn" / name).read_bytes()
+                == (DEVICE_DIR / "tinyattn" / name).read_bytes())
+    assert done.imported_from == "/lib/tinyattn/__init__.py"
+
+
+@needs_virtual_board
+def test_deploy_accepts_an_open_transport(virtual_board):
+    transport = SerialTransport(virtual_board.port, 115200)
+    try:
+        transport.enter_raw_repl()
+        done = deploy(transport, out=quiet)
+        assert transport.in_raw_repl
+        assert transport.eval("1 + 1") == 2
+    finally:
+        transport.close()
+    assert done.version == "0.1.0"
+
+
+@needs_virtual_board
+def test_a_firmware_without_ulab_is_named(virtual_board):
+    if virtual_board.ulab == "real":
+        pytest.skip("the interpreter has ulab built in")
+    for path in sorted((virtual_board.flash_dir / "lib" / "ulab").rglob("*"), reverse=True):
+        path.rmdir() if path.is_dir() else path.unlink()
+    (virtual_board.flash_dir / "lib" / "ulab").rmdir()
+    with pytest.raises(DeployError, match="ImportError.*ulab.*firmware has no ulab"):
+        deploy(virtual_board.port, out=quiet)
+
+
+@needs_virtual_board
+def test_cli_deploys_to_a_virtual_board(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "tinyattn_host.deploy", "--flash",
+                           str(tmp_path)], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "tinyattn 0.1.0 imports on the device from /lib/tinyattn/__init__.mpy" in done.stdout
+    assert sorted(p.name for p in (tmp_path / "lib" / "tinyattn").iterdir()) == [
+        name.replace(".py", ".mpy") for name in SOURCES]
+
+
+@needs_virtual_board
+def test_mip_installs_package_json(virtual_board):
+    """mpremote's own mip, given the local package.json, installs what github: would."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mpremote", "connect", virtual_board.port,
+         "mip", "install", str(ROOT / "package.json")],
+        capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lib = virtual_board.flash_dir / "lib" / "tinyattn"
+    assert on_flash(virtual_board) == SOURCES
+    for name in SOURCES:
+        local = (DEVICE_DIR / "tinyattn" / name).read_bytes()
+        assert hashlib.sha256((lib / name).read_bytes()).digest() == hashlib.sha256(local).digest()
+    out = run_on(virtual_board, "import tinyattn\nprint(tinyattn.__version__, tinyattn.__file__)")
+    assert out.split() == ["0.1.0", "/lib/tinyattn/__init__.py"]
+
+
+def test_mpy_files_for_the_esp32s3_are_xtensawin():
+    """Compiled as for a board: 'M', v6, and native code (viper) for arch 10, sub-version 3."""
+    compiled = deploy_module.compile_package(MpyFormat.from_sys(ESP32S3_MPY))
+    assert sorted(compiled) == [name.replace(".py", ".mpy") for name in SOURCES]
+    native = []
+    for name, data in compiled.items():
+        assert data[:2] == b"M\x06", name
+        source = (DEVICE_DIR / "tinyattn" / name.replace(".mpy", ".py")).read_text()
+        if "@micropython.viper" in source or "@micropython.native" in source:
+            native.append(name)
+            assert (data[2] >> 2, data[2] & 3) == (10, 3), name
+        else:
+            assert data[2] == 0, name  # bytecode only: no arch, loads anywhere
+    assert "kernels.mpy" in native

@@ -1,0 +1,185 @@
+"""End to end over the virtual board's pty: deploy, handshake, the Iris check, bad input,
+a host that vanishes, a reset in the middle of a run, and the errors a user can meet."""
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import serial
+
+from tinyattn_host import protocol as P
+from tinyattn_host import unixport
+from tinyattn_host.board import Board, BoardError
+from tinyattn_host.harness import IRIS_CONFIG, Check, iris, random_model, write_report
+from tinyattn_host.reference.layers import sequential_forward
+from tinyattn_host.virtual_board import has_raw_repl
+
+pytestmark = pytest.mark.skipif(
+    not has_raw_repl(unixport.interpreter()),
+    reason="the interpreter's REPL has no raw mode (unix port before 1.27): no mpremote")
+
+
+def quiet(*args):
+    pass
+
+
+@pytest.fixture
+def board(virtual_board):
+    with Board(port=virtual_board.port, out=quiet) as connected:
+        connected.virtual_board = virtual_board
+        yield connected
+
+
+def test_deploy_and_handshake(board):
+    assert board.info["tinyattn"] == "0.1.0"
+    assert (board.virtual_board.flash_dir / "lib" / "tinyattn").is_dir()
+    hello = board.start_link().hello()
+    assert hello["tinyattn"] == "0.1.0" and hello["protocol"] == P.PROTOCOL
+    assert hello["ulab"] == ("stand-in" if board.virtual_board.ulab == "stand-in"
+                             else hello["ulab"]) and hello["ulab"]
+    assert hello["mpy"] & 0xFF == 6 and hello["free"] > 0
+    assert hello["micropython"].count(".") == 2
+    assert board.link.status()["kbd_intr"] == -1  # the link switched Ctrl-C off
+
+
+def test_iris_check_passes_and_writes_the_report(board, tmp_path):
+    lines = []
+    check = Check(board, batch_size=40, out=lines.append, progress=False)
+    summary = check.run()
+    assert summary.ok, "\n".join(lines)
+    assert sum(b.rows for b in summary.batches) == 2 * 150
+    assert lines[-1].startswith("train step")
+    written = write_report(tmp_path / "report", summary, check.samples)
+    data = json.loads((tmp_path / "report" / "summary.json").read_text())
+    assert data["ok"] and len(data["batches"]) == 8
+    assert {p.name for p in written} >= {"random_scatter.png", "trained_errors.png",
+                                         "trained_attention.png"}
+    assert all(p.stat().st_size > 1000 for p in written)
+
+
+def malformed_frames(rng, count):
+    """(bytes, expected error name or None) of many kinds of bad input."""
+    x_nan = np.zeros((2, 4))
+    x_nan[1, 2] = np.nan
+    out = []
+    for i in range(count):
+        seq = 1000 + i
+        kind = i % 9
+        if kind == 0:  # corrupt CRC
+            data = bytearray(P.frame(P.HELLO, seq, P.encode()))
+            data[8] ^= 1 + int(rng.integers(255))
+            out.append((bytes(data), "BAD_CRC"))
+        elif kind == 1:  # oversized length
+            fields = struct.pack("<BBHH", P.FORWARD, 0, seq, 193 + int(rng.integers(60000)))
+            out.append((P.MAGIC + fields + b"\0\0\0\0", "OVERSIZED"))
+        elif kind == 2:  # unknown type
+            out.append((P.frame(0x60 + int(rng.integers(16)), seq, P.encode()), "UNKNOWN_TYPE"))
+        elif kind == 3:  # a wrong-shape batch
+            x = np.zeros((int(rng.integers(1, 5)), 5))
+            out.append((P.frame(P.FORWARD, seq, P.encode({}, {"x": x})), "BAD_VALUE"))
+        elif kind == 4:  # NaN input
+            out.append((P.frame(P.FORWARD, seq, P.encode({}, {"x": x_nan})), "NOT_FINITE"))
+        elif kind == 5:  # random garbage without a frame in it
+            junk = rng.integers(0, 256, int(rng.integers(1, 40))).astype(np.uint8).tobytes()
+            out.append((junk.replace(b"\xa5", b"\x00"), None))
+        elif kind == 6:  # a payload that is no record
+            out.append((P.frame(P.FORWARD, seq, b"\xff\xff{"), "BAD_PAYLOAD"))
+        elif kind == 7:  # a record whose arrays do not fill the payload
+            out.append((P.frame(P.FORWARD, seq, P.encode({}, {"x": np.zeros((1, 4))})[:-3]),
+                        "BAD_PAYLOAD"))
+        elif i % 90 == 8:  # truncated (few: each costs the byte timeout)
+            out.append((P.frame(P.HELLO, seq, P.encode())[:int(rng.integers(3, 14))],
+                        "TRUNCATED"))
+        else:  # the first chunk of a message, then another message: the chunk is dropped
+            part = P.frames(P.LOAD_MODEL, seq, bytes(400))[0]
+            out.append((part, "ACK"))
+    return out
+
+
+def test_a_thousand_malformed_frames_then_a_good_batch(board):
+    link = board.start_link()
+    X, _ = iris()
+    params = random_model(3)
+    link.request(P.LOAD_MODEL, {"config": IRIS_CONFIG}, params)
+    rng = np.random.default_rng(7)
+    cases = malformed_frames(rng, 1000)
+    seen = {}
+    for data, expected in cases:
+        link.send_bytes(data)
+        if expected is None:
+            continue
+        kind, _, _, payload = link.read_frame(timeout=5)
+        got = "ACK" if kind == P.ACK else P.ERRORS[payload[0]] if kind == P.ERROR else kind
+        assert got == expected, (data.hex(), payload)
+        seen[got] = seen.get(got, 0) + 1
+    assert len(cases) >= 1000 and len(seen) == 8  # every kind but the silent garbage
+    _, got = link.request(P.FORWARD, {}, {"x": X[:20]})
+    want, _ = sequential_forward(IRIS_CONFIG, params, X[:20])
+    np.testing.assert_allclose(got["logits"], want, atol=1e-4 * max(1, np.abs(want).max()))
+    status = link.status()
+    assert status["errors"] == sum(1 for _, e in cases if e not in (None, "ACK"))
+    assert status["model"]
+
+
+def test_host_vanishing_mid_message_then_the_device_returns_to_the_repl(virtual_board):
+    with Board(port=virtual_board.port, out=quiet, serve_timeout=1.5) as first:
+        link = first.start_link()
+        part = P.frames(P.LOAD_MODEL, link.next_seq(), bytes(1000))[0]
+        link.send_bytes(part)  # half a message, then the host is gone
+        first.transport.serial.close()
+        first.transport = None
+    time.sleep(2.5)  # longer than the silence timeout: the device is back at the REPL
+    done = subprocess.run([sys.executable, "-m", "mpremote", "connect", virtual_board.port,
+                           "exec", "print(6 * 7)"], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "42", done.stdout + done.stderr
+    with Board(port=virtual_board.port, out=quiet) as again:
+        assert again.start_link().hello()["tinyattn"] == "0.1.0"
+
+
+def test_a_reset_mid_run_is_reported_and_the_run_goes_on(board):
+    lines = []
+
+    def reset_once(model, index):
+        if (model, index) == ("trained", 1):
+            pid = board.virtual_board.pid
+            board.virtual_board.hard_reset()
+            deadline = time.monotonic() + 10
+            while board.virtual_board.pid in (pid, None) and time.monotonic() < deadline:
+                time.sleep(0.02)
+
+    summary = Check(board, batch_size=50, out=lines.append, progress=False,
+                    on_batch=reset_once).run()
+    assert summary.resets == 1
+    assert any("the device reset" in line and "reconnecting" in line for line in lines)
+    assert summary.ok, "\n".join(lines)
+
+
+def test_clear_errors(virtual_board, tmp_path):
+    with pytest.raises(BoardError, match="no such port: /dev/nonexistent"):
+        Board(port="/dev/nonexistent", out=quiet).open()
+    with serial.Serial(virtual_board.port, exclusive=True):
+        with pytest.raises(BoardError, match="port busy"):
+            Board(port=virtual_board.port, out=quiet).open()
+    with pytest.raises(BoardError, match="has no tinyattn, this is tinyattn 0.1.0: deploy"):
+        Board(port=virtual_board.port, deploy="never", out=quiet).open()
+    if virtual_board.ulab == "stand-in":
+        shutil.rmtree(virtual_board.flash_dir / "lib" / "ulab")
+        with pytest.raises(BoardError, match="has no ulab: flash a MicroPython firmware built "
+                                             "with ulab"):
+            Board(port=virtual_board.port, out=quiet).open()
+
+
+def test_no_micropython_answering():
+    master, slave = os.openpty()  # a terminal with nothing behind it
+    try:
+        with pytest.raises(BoardError, match="no MicroPython answering"):
+            Board(port=os.ttyname(slave), out=quiet).open()
+    finally:
+        os.close(slave)
+        os.close(master)

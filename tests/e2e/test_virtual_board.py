@@ -1,0 +1,171 @@
+"""The virtual board answers plain mpremote like a board, reboots like one, and leaves nothing."""
+
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import serial
+
+from tinyattn_host import unixport
+from tinyattn_host.virtual_board import VirtualBoard, has_raw_repl
+
+pytestmark = pytest.mark.skipif(
+    not has_raw_repl(unixport.interpreter()),
+    reason="the interpreter's REPL has no raw mode (unix port before 1.27): no mpremote")
+
+MPREMOTE = [sys.executable, "-m", "mpremote"]
+DEVICE_PACKAGE = Path(__file__).resolve().parents[2] / "device" / "tinyattn"
+
+
+def mpremote(port, *args, timeout=60):
+    done = subprocess.run([*MPREMOTE, "connect", port, *args], capture_output=True, text=True,
+                          timeout=timeout)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def read_until(stream, ending, timeout=10):
+    data = b""
+    deadline = time.monotonic() + timeout
+    while not data.endswith(ending) and time.monotonic() < deadline:
+        data += stream.read(stream.in_waiting or 1)
+    return data
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return not Path("/proc/%d/status" % pid).read_text().count("State:\tZ")
+
+
+def test_mpremote_exec_cp_ls_and_files_survive_a_restart(tmp_path):
+    flash = tmp_path / "flash"
+    with VirtualBoard(flash_dir=flash) as board:
+        out = mpremote(board.port, "exec", "import sys; print(sys.path)")
+        assert "['', '.frozen', '/lib']" in out
+        mpremote(board.port, "cp", "-r", str(DEVICE_PACKAGE), ":/lib/")
+        listing = mpremote(board.port, "ls", ":/lib/tinyattn")
+        assert "attention.py" in listing
+        assert (flash / "lib" / "tinyattn" / "attention.py").read_bytes() == \
+            (DEVICE_PACKAGE / "attention.py").read_bytes()
+    with VirtualBoard(flash_dir=flash) as board:  # the flash keeps its files
+        out = mpremote(board.port, "exec", "import tinyattn; print(tinyattn.__version__)")
+        assert out.strip() == "0.1.0"
+
+
+def test_flash_is_the_root_and_nothing_escapes_it(virtual_board):
+    mpremote(virtual_board.port, "exec", "f = open('/lib/note.txt', 'w'); f.write('hi'); f.close()")
+    assert (virtual_board.flash_dir / "lib" / "note.txt").read_text() == "hi"
+    out = mpremote(virtual_board.port, "exec", "import os; print(sorted(os.listdir('/')))")
+    assert out.strip() == "['lib']"
+
+
+def test_soft_reset_starts_a_fresh_interpreter(virtual_board):
+    port = virtual_board.port
+    first_pid = virtual_board.pid
+    mpremote(port, "exec", "import machine; machine.soft_reset()")
+    assert virtual_board.pid != first_pid
+    with serial.Serial(port, timeout=0.05) as line:
+        line.write(b"\r\x02")  # the friendly REPL
+        read_until(line, b">>> ")
+        line.write(b"marker = 1\r")
+        read_until(line, b">>> ")
+        line.write(b"\x04")  # Ctrl-D: soft reset
+        rebooted = read_until(line, b">>> ")
+        assert b"MPY: soft reboot\r\n" in rebooted
+        assert b"tinyattn virtual board:" in rebooted
+        line.write(b"print('marker' in globals())\r")
+        assert b"False\r\n" in read_until(line, b">>> ")
+
+
+def test_soft_reset_in_raw_repl_comes_back_to_the_raw_repl(virtual_board):
+    with serial.Serial(virtual_board.port, timeout=0.05) as line:
+        line.write(b"\r\x03\r\x01")
+        assert read_until(line, b"raw REPL; CTRL-B to exit\r\n>").endswith(b">")
+        line.write(b"\x04")
+        answer = read_until(line, b"raw REPL; CTRL-B to exit\r\n>")
+        assert answer.startswith(b"OK\r\nMPY: soft reboot\r\n"), answer
+        assert b"MicroPython" not in answer  # no friendly banner in raw mode, as on a board
+
+
+def test_mpremote_repl(virtual_board):
+    """`mpremote connect <pty> repl` on a terminal: a line typed in comes back evaluated."""
+    pid, terminal = pty.fork()
+    if pid == 0:
+        os.execv(sys.executable, [*MPREMOTE, "connect", virtual_board.port, "repl"])
+    try:
+        seen = b""
+        time.sleep(1.0)
+        os.write(terminal, b"\r")
+        deadline = time.monotonic() + 20
+        sent = False
+        while time.monotonic() < deadline and b"42" not in seen.split(b"6 * 7")[-1]:
+            if select.select([terminal], [], [], 0.1)[0]:
+                seen += os.read(terminal, 4096)
+            if not sent and b">>> " in seen:
+                os.write(terminal, b"6 * 7\r")
+                sent = True
+        assert b"42" in seen.split(b"6 * 7")[-1], seen
+        os.write(terminal, b"\x1d")  # Ctrl-]: leave mpremote
+    finally:
+        _reap(pid)
+        os.close(terminal)
+
+
+def _reap(pid, timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if os.waitpid(pid, os.WNOHANG) != (0, 0):
+            return
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+
+
+def test_banner_names_the_interpreter_and_ulab(virtual_board):
+    expected = "real" if unixport.has_ulab(virtual_board.interpreter) else "stand-in"
+    assert virtual_board.ulab == expected
+    assert virtual_board.interpreter in virtual_board.banner
+    assert "ulab: %s" % expected in virtual_board.banner
+    standin = virtual_board.flash_dir / "lib" / "ulab" / "numpy.py"
+    assert standin.exists() == (expected == "stand-in")
+
+
+def test_stop_leaves_no_process_or_thread(tmp_path):
+    board = VirtualBoard(flash_dir=tmp_path / "flash")
+    board.start()
+    mpremote(board.port, "exec", "import machine; machine.soft_reset()")
+    pid = board.pid
+    threads = threading.active_count()
+    board.stop()
+    assert not alive(pid)
+    assert threading.active_count() == threads - 1
+    assert board.pid is None
+
+
+def test_cli_prints_the_port_and_stops_on_interrupt(tmp_path):
+    cli = subprocess.Popen([sys.executable, "-m", "tinyattn_host.virtual_board",
+                            "--flash", str(tmp_path / "flash")],
+                           stdout=subprocess.PIPE, text=True)
+    try:
+        banner = cli.stdout.readline()
+        port_line = cli.stdout.readline()
+        assert "tinyattn virtual board" in banner
+        port = port_line.split()[2]
+        assert mpremote(port, "exec", "print(1 + 1)").strip() == "2"
+        children = [pid for task in Path("/proc/%d/task" % cli.pid).iterdir()
+                    for pid in (task / "children").read_text().split()]
+        assert len(children) == 1  # the interpreter
+    finally:
+        cli.send_signal(signal.SIGINT)
+        assert cli.wait(timeout=20) == 0
+    assert not alive(int(children[0]))
