@@ -535,14 +535,12 @@ def _typecode(buffer):
 
 
 def _ulab_version():
-    """ulab's version string ("stand-in" for the stand-in), None without ulab.
-
-    Only the version is read here; the maths uses `from ulab import numpy as np` alone.
-    """
+    """ulab's version string ("stand-in" for the stand-in), None without ulab."""
     try:
-        return __import__("ulab").__version__
+        import ulab
     except ImportError:
         return None
+    return ulab.__version__
 
 
 def _attention_layer(model):

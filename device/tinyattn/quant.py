@@ -71,9 +71,9 @@ def _scale(max_abs):
 def quantize_tensor(x, scale, low=-128):
     """A 2-D float array as int8 (row-major array 'b'): saturate(round(x / scale), low, 127).
 
-    Rounds half up: u = floor(clamp(x / scale, low, 127) + 128.5) in [low + 128, 255] is
-    made in ulab by its float to uint8 conversion, then a table lookup turns u into the
-    int8 u - 128.
+    Rounds half up: u = round(clamp(x / scale, low, 127) + 128) in [low + 128, 255] is made
+    by ulab's float to uint8 conversion (C's round(), half away from zero, on values >= 0),
+    then a table lookup turns u into the int8 u - 128.
     """
     shape = getattr(x, "shape", None)
     if shape is None or len(shape) != 2:
@@ -83,16 +83,13 @@ def quantize_tensor(x, scale, low=-128):
         raise ValueError("x holds NaN (or +inf and -inf)")
     rows, cols = shape
     y = -np.maximum(-np.maximum(x * (1.0 / scale), float(low)), -127.0)
-    u = np.array(y + _TO_UINT8, dtype=np.uint8)
+    u = np.array(y + 128.0, dtype=np.uint8)  # C round(): v >= 0 becomes floor(v + 0.5)
     out = array.array("b", bytes(rows * cols))
     kernels.lookup(bytearray(u.flatten().tolist()), out, rows * cols, _OFFSET_BINARY)
     return out
 
 
 _OFFSET_BINARY = bytearray(u ^ 128 for u in range(256))  # u to the int8 u - 128
-# ulab converts a float to uint8 with C's round() (half away from zero); a converter that
-# truncates instead needs 0.5 more. Either way a value v >= 0 becomes floor(v + 0.5).
-_TO_UINT8 = 128.0 if np.array(np.array([0.75]), dtype=np.uint8)[0] == 1 else 128.5
 
 
 def dequantize(values, rows, cols, scale):

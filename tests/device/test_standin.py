@@ -126,3 +126,8 @@ def test_shape_errors_are_raised():
         run("np.dot(IN['a'], IN['a'])")
     with pytest.raises(MicroPythonError, match="ValueError"):
         run("IN['a'] + IN['b']")
+
+
+def test_float_to_uint8_rounds_half_away_from_zero_like_c_round():
+    out = run("OUT['u'] = np.array(np.array([0.5, 1.5, 2.49, 2.5, 254.5, 7.0]), dtype=np.uint8)")
+    assert out["u"].tolist() == [1, 2, 2, 3, 255, 7]

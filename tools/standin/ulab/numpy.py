@@ -65,8 +65,8 @@ class ndarray:
         n = self.shape[-1]
         start = self._off + (i * self._st[0] if len(self.shape) == 2 else 0)
         step = self._st[-1]
-        if self.dtype != float:
-            values = [int(v) for v in values]
+        if self.dtype != float:  # C's round(), as ulab converts floats: half away from 0
+            values = [int(v + 0.5) if v >= 0 else -int(0.5 - v) for v in values]
         if step == 1:
             self._buf[start:start + n] = _array.array(_STORAGE[self.dtype], values)
             return
