@@ -9,7 +9,7 @@ FIRMWARE ?=
 BAUD     ?= 460800
 VIRTUAL_FLASH ?= build/virtual-flash
 
-.PHONY: help venv test clean flash deploy repl run
+.PHONY: help venv test clean flash deploy repl run bench
 
 help:
 	@echo "make test     set up $(VENV) and run the whole test suite"
@@ -20,6 +20,8 @@ help:
 	@echo "make repl [PORT=...]     mpremote's REPL on the board (no PORT: the virtual board)"
 	@echo "make run [PORT=...] [BATCH=16] [REPORT=dir]   Iris batches on the board, checked"
 	@echo "             against the NumPy reference (no PORT: a virtual board)"
+	@echo "make bench [PORT=...] [BENCH_OUT=build/bench]   speed and memory tables, JSON, PNG"
+	@echo "             (no PORT: the unix port of the virtual board)"
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -44,6 +46,10 @@ deploy: $(STAMP)
 run: $(STAMP)
 	$(BIN)/python -m tinyattn_host run $(if $(PORT),--port $(PORT)) \
 	  $(if $(BATCH),--batch-size $(BATCH)) $(if $(REPORT),--report $(REPORT))
+
+bench: $(STAMP)
+	$(BIN)/python -m tinyattn_host.bench $(if $(PORT),--port $(PORT)) \
+	  $(if $(BENCH_OUT),--out $(BENCH_OUT))
 
 repl: $(STAMP)
 	$(BIN)/python -m tinyattn_host.repl $(if $(PORT),--port $(PORT),--flash $(VIRTUAL_FLASH))

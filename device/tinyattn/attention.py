@@ -48,7 +48,7 @@ class Attention:
         bound = math.sqrt(6.0 / (embed_dim + embed_dim))
         E = embed_dim
         self.Wq, self.Wk, self.Wv, self.Wo = [
-            np.array([rng.uniform(-bound, bound, E) for _ in range(E)]) for _ in range(4)]
+            rng.uniform_matrix(E, E, -bound, bound) for _ in range(4)]
         self.bq, self.bk, self.bv, self.bo = [
             np.zeros(E) if use_bias else None for _ in range(4)]
         self.dWq, self.dWk, self.dWv, self.dWo = [np.zeros((E, E)) for _ in range(4)]

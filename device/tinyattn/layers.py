@@ -36,9 +36,7 @@ class Dense:
         self.use_bias = use_bias
         rng = Rng(seed)
         bound = math.sqrt(6.0 / (in_features + out_features))
-        self.W = np.zeros((out_features, in_features))
-        for i in range(out_features):
-            self.W[i, :] = np.array(rng.uniform(-bound, bound, in_features))
+        self.W = rng.uniform_matrix(out_features, in_features, -bound, bound)
         self.b = np.zeros(out_features) if use_bias else None
         self.dW = np.zeros((out_features, in_features))
         self.db = np.zeros(out_features) if use_bias else None

@@ -456,8 +456,11 @@ class Session:
         return {"config": model.config()}, [(name, p) for name, p, _ in model.collect_params()]
 
     def bench(self, head, arrays):
-        """Microseconds per forward of a batch of zeros through the loaded models."""
+        """Median microseconds per forward of a batch of zeros through the loaded models
+        (tinyattn.bench's timing: a warm-up call, then `repeat` calls, at least 3)."""
         from ulab import numpy as np
+
+        from .bench import median_seconds
 
         model = self._need_model()
         batch, repeat = head.get("batch", 16), head.get("repeat", 3)
@@ -466,11 +469,8 @@ class Session:
         for name, run in (("float_us", model.forward), ("int8_us", self._int8_runner())):
             if run is None:
                 continue
-            gc.collect()
-            start = time.ticks_us()
-            for _ in range(repeat):
-                run(x)
-            result[name] = time.ticks_diff(time.ticks_us(), start) // repeat
+            seconds, _ = median_seconds(lambda: run(x), repeat, budget=3600.0)
+            result[name] = int(seconds * 1e6)
         gc.collect()
         result["free"] = gc.mem_free()
         return result, ()

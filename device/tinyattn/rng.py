@@ -30,3 +30,13 @@ class Rng:
         """A list of `count` floats drawn uniformly from [low, high)."""
         span = high - low
         return [low + span * self.random() for _ in range(count)]
+
+    def uniform_matrix(self, rows, cols, low, high):
+        """A (rows, cols) ulab array from [low, high), drawn row by row: a long list of
+        boxed floats would take several times the array's bytes from the heap."""
+        from ulab import numpy as np
+
+        out = np.zeros((rows, cols))
+        for i in range(rows):
+            out[i, :] = np.array(self.uniform(low, high, cols))
+        return out

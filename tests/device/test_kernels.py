@@ -211,13 +211,7 @@ calls = {
     'lookup_short_table': lambda: K.lookup(b8(4), b8(4), 4, b8(255)),
     'sum_tokens_short_out': lambda: K.sum_tokens(b8(12), i32(5), 2, 2, 3),
 }
-OUT['errors'] = {}
-for name, call in calls.items():
-    try:
-        call()
-        OUT['errors'][name] = 'no error'
-    except ValueError as err:
-        OUT['errors'][name] = str(err)
+OUT['errors'] = devio.value_errors(calls)
 """
 
 

@@ -298,13 +298,7 @@ ones = lambda shape: np.zeros(shape) + 1.0
 attention = quantize(Attention(8, 2, seed=1), ones((4, 8)), seq_len=4).layers[0]
 calls['rows_not_sequences'] = lambda: attention.forward(ones((6, 8)))
 calls['bad_mask'] = lambda: attention.forward(ones((4, 8)), mask=ones((2, 4)))
-OUT['errors'] = {}
-for name, call in calls.items():
-    try:
-        call()
-        OUT['errors'][name] = 'no error'
-    except ValueError as err:
-        OUT['errors'][name] = str(err)
+OUT['errors'] = devio.value_errors(calls)
 """
 
 

@@ -48,3 +48,15 @@ def dump(outputs):
         else:
             print("@@OUT", name, "J")
             print(json.dumps(value))
+
+
+def value_errors(calls):
+    """Call each of {name: function}; return {name: its ValueError's text, or 'no error'}."""
+    errors = {}
+    for name, call in calls.items():
+        try:
+            call()
+            errors[name] = "no error"
+        except ValueError as err:
+            errors[name] = str(err)
+    return errors
