@@ -1,25 +1,32 @@
 """Integer kernels of the int8 path, each an @micropython.viper function: no float inside.
 
-Buffers are row-major and raw: int8 tensors in array.array('b') (a bytearray works too),
-int32 in array.array('i'), softmax probabilities in array.array('H') as unsigned Q0.15
-(32768 = 1.0). A block of a matrix is (offset, row stride) in items, so a head's columns
-h*D:(h+1)*D of a (rows, E) buffer are offset h*D, stride E: no copies.
+Calling convention. A kernel takes two buffers, `(header, weights)`, so that viper keeps both
+in its two register locals (a native function in a .mpy holds at most two locals in
+registers, one when it has three or more parameters); everything else is an int of the
+header, an array('i') made once per layer: sizes, multipliers, and the *byte distance* from
+the header to every other buffer it reads or writes (MicroPython never moves a live object, so
+a distance found once stays true). After the fields come the bias and a scratch row.
 
-A real multiplier r > 0 is the four ints (m, s, p, cap) from quant.fixed_point:
-    v * r  ~  ((clamp(v, -cap, cap) >> p) * m + 2^(s-1)) >> s
-`>>` is an arithmetic shift (floor), so the last step rounds half up (toward +inf).
-cap < 2^(15+p) and m < 2^15 keep every product below 2^30, for any int32 v.
+Formats: int8 tensors are bytes, row-major; "offset binary" bytes hold v + 128 (the same bits
+as v with the top one flipped); accumulators int32; softmax probabilities Q0.15 (32768 = 1.0).
+A real multiplier r > 0 is the four ints (m, s, p, cap) of quant.fixed_point:
+    v * r  ~  ((clamp(v, -cap, cap) >> p) * m + 2^(s-1)) >> s      (rounds half up)
 
-Viper ints are machine words: 32 bits on the ESP32-S3 (they wrap), 64 on the unix port.
-ptr8 and ptr16 load unsigned: an int8 is sign-extended as (u ^ 128) - 128. A ptr32 load is
-zero-extended on a 64-bit port: (u << EXT) >> EXT sign-extends it (EXT = 0 on the board).
-Each public function checks its buffers' sizes before the loops (ValueError), then calls
-its kernel.
+The dot products. A source row is widened once into the int32 scratch (sign-extended) and
+summed; weights are offset binary, so their bytes load as u = w + 128 with no sign step:
+    sum_k x_k w_k = sum_k x_k u_k - 128 sum_k x_k
+The loop is unrolled 8 ways with constant offsets from two walking pointers, the registers.
+Why this is exact with 32-bit viper ints (the ESP32-S3's, which wrap): the dot, the bias and
+the correction are only added and multiplied, so their sum is right modulo 2^32, and the true
+value fits in int32 (depth * 2^14 + |bias| < 2^31, checked when a header is made). On a 64-bit
+port a ptr32 load is zero-extended, which is the same value modulo 2^32; `(v << EXT) >> EXT`
+(EXT = word bits - 32) then sign-extends the total before anything compares or shifts it.
 """
 
 import array
 
 import micropython
+from micropython import const
 
 EXP_HI = (  # round(32768 * exp(-k / 8)), k = 0..88; the next would round to 0
     32768, 28918, 25520, 22521, 19875, 17539, 15479, 13660, 12055, 10638, 9388, 8285, 7312,
@@ -33,15 +40,16 @@ EXP_LO = (  # round(32768 * exp(-j / 256)), j = 0..31
     29603, 29488, 29373, 29259, 29144, 29031)
 EXP_STEPS = 256
 """Softmax index units per nat: exp(-idx / 256) = EXP_HI[idx >> 5] * EXP_LO[idx & 31] / 2^30."""
-EXP_LIMIT = 32 * len(EXP_HI)
+EXP_LIMIT = const(2848)  # 32 * len(EXP_HI)
 """Index 2848 (11.1 nats below the row maximum) and beyond: exp is 0."""
 PROB_ONE = 32768
 """1.0 in the probabilities' Q0.15."""
+MAX_DEPTH = 32768
+"""Longest dot product: depth * 2^14 + |bias| must stay inside int32."""
 
 
 @micropython.viper
 def _word_bits() -> int:
-    """Bits of a viper int on this port."""
     n = 0
     x = 1
     while x != 0:
@@ -51,16 +59,331 @@ def _word_bits() -> int:
 
 
 EXT = _word_bits() - 32
-"""Shift that sign-extends a ptr32 load: 32 on a 64-bit port, 0 on the ESP32-S3."""
+"""Shift that sign-extends a 32-bit value: 32 on a 64-bit port, 0 on the ESP32-S3."""
+
+_EXP = array.array("H", EXP_HI + EXP_LO)
+
+# header fields shared by the kernels (a requantize step and the word size)
+_M = const(0)
+_S = const(1)
+_P = const(2)
+_CAP = const(3)
+_LO = const(4)
+_HI = const(5)
+_EXT = const(6)
+_ROWS = const(7)
+_SRC = const(8)  # byte distance from the header to the first source item
+# linear
+_COLS = const(9)
+_DEPTH = const(10)
+_SRC_ROW = const(11)  # source row stride, items
+_SRC_FLIP = const(12)  # 128: the source is int8; 0: it is offset binary
+_DST = const(13)
+_DST_ROW = const(14)  # destination strides in bytes: row, column, group
+_DST_COL = const(15)
+_DST_GROUP = const(16)  # rows per group (the V^T layout); 0: one group
+_DST_GSTRIDE = const(17)
+_DST_WIDE = const(18)  # 1: store the int32 accumulator, 0: requantize to int8
+_DST_ADD = const(19)  # 128 writes offset binary
+_LINEAR = const(20)  # then: bias (cols ints), scratch (depth ints)
+# attention core
+_A_S = const(9)
+_A_H = const(10)
+_A_D = const(11)
+_A_E = const(12)
+_A_K = const(13)
+_A_VT = const(14)
+_A_CTX = const(15)
+_A_KEEP = const(16)
+_A_USE_KEEP = const(17)
+_A_CAUSAL = const(18)
+_A_SM = const(19)  # the score multiplier m, s, p, cap
+_A_EXP = const(23)
+_A_TRACE = const(24)
+_A_SCORES = const(25)
+_A_PROBS = const(26)
+_ATTEND = const(27)  # then: the query row (D ints), the scores and probabilities (S ints)
+# pooling
+_POOL_S = const(9)
+_POOL_COLS = const(10)
+_POOL_DST = const(11)
+_POOL = const(12)
 
 
-_EXP_HI = array.array("H", EXP_HI)
-_EXP_LO = array.array("H", EXP_LO)
-_NO_BUFFER = bytearray(4)  # stands in for an absent bias or mask
+@micropython.viper
+def address_distance(buf, base) -> int:
+    """Bytes from the start of `base` to the start of `buf` (both buffers)."""
+    return int(ptr8(buf)) - int(ptr8(base))
 
 
-# ---- buffer checks -----------------------------------------------------------------------
-def _need(name, buf, itemsize, count):
+# ---- x W^T + b, requantized ----------------------------------------------------------------
+@micropython.viper
+def _linear(x: ptr32, w: ptr8):
+    h = int(x)
+    ext = x[_EXT]  # first: fields that may be negative are sign-extended with it
+    rows = x[_ROWS]
+    cols = x[_COLS]
+    depth = x[_DEPTH]
+    src = h + ((x[_SRC] << ext) >> ext)
+    src_row = x[_SRC_ROW]
+    flip = x[_SRC_FLIP]
+    drow = x[_DST_ROW]
+    dcol = x[_DST_COL]
+    group = x[_DST_GROUP]
+    gstride = x[_DST_GSTRIDE]
+    wide = x[_DST_WIDE]
+    add = x[_DST_ADD]
+    m = x[_M]
+    s = x[_S]
+    p = x[_P]
+    cap = x[_CAP]
+    lo = ((x[_LO] << ext) >> ext)
+    hi = x[_HI]
+    half = (1 << s) >> 1
+    bias = ptr32(h + _LINEAR * 4)
+    xs = h + (_LINEAR + cols) * 4
+    end8 = xs + (depth >> 3) * 32
+    end = xs + depth * 4
+    wstart = int(w)
+    gbase = h + ((x[_DST] << ext) >> ext)
+    out = gbase
+    g = 0
+    for i in range(rows):
+        row = ptr8(src + i * src_row)
+        scratch = ptr32(xs)
+        total = 0
+        for k in range(depth):
+            v = (row[k] ^ flip) - 128
+            scratch[k] = v
+            total += v
+        correction = 0 - (total << 7)
+        w = ptr8(wstart)
+        at = out
+        for j in range(cols):
+            x = ptr32(xs)
+            acc = 0
+            while int(x) < end8:
+                acc += (x[0] * w[0] + x[1] * w[1] + x[2] * w[2] + x[3] * w[3]
+                        + x[4] * w[4] + x[5] * w[5] + x[6] * w[6] + x[7] * w[7])
+                x = ptr32(int(x) + 32)
+                w = ptr8(int(w) + 8)
+            while int(x) < end:
+                acc += x[0] * w[0]
+                x = ptr32(int(x) + 4)
+                w = ptr8(int(w) + 1)
+            v = ((acc + bias[j] + correction) << ext) >> ext
+            if wide:
+                ptr32(at)[0] = v
+            else:
+                if v > cap:
+                    v = cap
+                elif v < 0 - cap:
+                    v = 0 - cap
+                y = ((v >> p) * m + half) >> s
+                if y > hi:
+                    y = hi
+                elif y < lo:
+                    y = lo
+                ptr8(at)[0] = y + add
+            at += dcol
+        g += 1
+        if g == group:
+            g = 0
+            gbase += gstride
+            out = gbase
+        else:
+            out += drow
+
+
+# ---- the attention core: scores, softmax, P V, requantize ---------------------------------
+@micropython.viper
+def _attend(x: ptr32, w: ptr8):
+    h = int(x)
+    ext = x[_EXT]
+    rows = x[_ROWS]
+    S = x[_A_S]
+    H = x[_A_H]
+    D = x[_A_D]
+    E = x[_A_E]
+    q = h + ((x[_SRC] << ext) >> ext)
+    k = h + ((x[_A_K] << ext) >> ext)
+    vt = h + ((x[_A_VT] << ext) >> ext)
+    ctx = h + ((x[_A_CTX] << ext) >> ext)
+    keep = ptr8(h + ((x[_A_KEEP] << ext) >> ext))
+    use_keep = x[_A_USE_KEEP]
+    causal = x[_A_CAUSAL]
+    sm = x[_A_SM]
+    ss = x[_A_SM + 1]
+    sp = x[_A_SM + 2]
+    scap = x[_A_SM + 3]
+    shalf = (1 << ss) >> 1
+    m = x[_M]
+    s = x[_S]
+    p = x[_P]
+    cap = x[_CAP]
+    half = (1 << s) >> 1
+    exp_hi = ptr16(h + ((x[_A_EXP] << ext) >> ext))
+    exp_lo = ptr16(int(exp_hi) + 178)
+    tracing = x[_A_TRACE]
+    trace_scores = ptr32(h + ((x[_A_SCORES] << ext) >> ext))
+    trace_probs = ptr16(h + ((x[_A_PROBS] << ext) >> ext))
+    qs = h + _ATTEND * 4
+    sc = qs + D * 4
+    scores = ptr32(sc)
+    q_end8 = qs + (D >> 3) * 32
+    q_end = qs + D * 4
+    s_end8 = sc + (S >> 3) * 32
+    s_end = sc + S * 4
+    one = 32768
+    one = one * one  # 2^30, too big for a literal in a 32-bit viper function
+    for r in range(rows):
+        i = r % S
+        first = r - i  # the sequence's first row
+        for head in range(H):
+            col = head * D
+            traced = ((first * H + head * S) + i) * S  # row (b H + head) S + i of a trace
+            # the query row, sign-extended, and its sum
+            qrow = ptr8(q + r * E + col)
+            qw = ptr32(qs)
+            total = 0
+            for d in range(D):
+                v = (qrow[d] ^ 128) - 128
+                qw[d] = v
+                total += v
+            correction = 0 - (total << 7)
+            # scores against every key (offset-binary K), their maximum over allowed keys
+            open_all = 1
+            top = 0
+            for j in range(S):
+                w = ptr8(k + (first + j) * E + col)
+                x = ptr32(qs)
+                acc = 0
+                while int(x) < q_end8:
+                    acc += (x[0] * w[0] + x[1] * w[1] + x[2] * w[2] + x[3] * w[3]
+                            + x[4] * w[4] + x[5] * w[5] + x[6] * w[6] + x[7] * w[7])
+                    x = ptr32(int(x) + 32)
+                    w = ptr8(int(w) + 8)
+                while int(x) < q_end:
+                    acc += x[0] * w[0]
+                    x = ptr32(int(x) + 4)
+                    w = ptr8(int(w) + 1)
+                v = ((acc + correction) << ext) >> ext
+                scores[j] = v
+                if tracing:
+                    trace_scores[traced + j] = v
+                if (use_keep == 0 or keep[first + j] != 0) and (causal == 0 or j <= i):
+                    if open_all:
+                        top = v
+                        open_all = 0
+                    elif v > top:
+                        top = v
+            # e_j = 2^15 exp(-(top - v_j) r) from the tables; masked keys 0; their sum
+            total = 0
+            for j in range(S):
+                e = 0
+                if open_all:
+                    e = 32768  # every key masked: uniform, as softmax of equal scores
+                elif (use_keep == 0 or keep[first + j] != 0) and (causal == 0 or j <= i):
+                    gap = top - ((scores[j] << ext) >> ext)
+                    if gap > scap:
+                        gap = scap
+                    idx = ((gap >> sp) * sm + shalf) >> ss
+                    if idx < EXP_LIMIT:
+                        e = (exp_hi[idx >> 5] * exp_lo[idx & 31] + 16384) >> 15
+                scores[j] = e
+                total += e
+            # normalise: inv = round(2^30 / total), P_j = round(e_j inv / 2^15)
+            inv = (one + (total >> 1)) // total
+            total = 0
+            for j in range(S):
+                pj = (scores[j] * inv + 16384) >> 15
+                scores[j] = pj
+                total += pj
+                if tracing:
+                    trace_probs[traced + j] = pj
+            # P V_h against V^T rows (offset binary), requantized into the context
+            correction = 0 - (total << 7)
+            vrow = vt + first * E + col * S
+            out = ptr8(ctx + r * E + col)
+            for d in range(D):
+                w = ptr8(vrow + d * S)
+                x = ptr32(sc)
+                acc = 0
+                while int(x) < s_end8:
+                    acc += (x[0] * w[0] + x[1] * w[1] + x[2] * w[2] + x[3] * w[3]
+                            + x[4] * w[4] + x[5] * w[5] + x[6] * w[6] + x[7] * w[7])
+                    x = ptr32(int(x) + 32)
+                    w = ptr8(int(w) + 8)
+                while int(x) < s_end:
+                    acc += x[0] * w[0]
+                    x = ptr32(int(x) + 4)
+                    w = ptr8(int(w) + 1)
+                v = acc + correction
+                if v > cap:
+                    v = cap
+                elif v < 0 - cap:
+                    v = 0 - cap
+                y = ((v >> p) * m + half) >> s
+                if y > 127:
+                    y = 127
+                elif y < -128:
+                    y = -128
+                out[d] = y
+
+
+# ---- pooling: the sum of each sequence's tokens, requantized --------------------------------
+@micropython.viper
+def _pool(x: ptr32, w: ptr8):
+    h = int(x)
+    ext = x[_EXT]
+    groups = x[_ROWS]
+    tokens = x[_POOL_S]
+    cols = x[_POOL_COLS]
+    src = ptr8(h + ((x[_SRC] << ext) >> ext))
+    dst = ptr8(h + ((x[_POOL_DST] << ext) >> ext))
+    m = x[_M]
+    s = x[_S]
+    p = x[_P]
+    cap = x[_CAP]
+    half = (1 << s) >> 1
+    for g in range(groups):
+        base = g * tokens * cols
+        for c in range(cols):
+            v = 0
+            at = base + c
+            for t in range(tokens):
+                v += (src[at] ^ 128) - 128
+                at += cols
+            if v > cap:
+                v = cap
+            elif v < 0 - cap:
+                v = 0 - cap
+            y = ((v >> p) * m + half) >> s
+            if y > 127:
+                y = 127
+            elif y < -128:
+                y = -128
+            dst[g * cols + c] = y
+
+
+# ---- elementwise -----------------------------------------------------------------------------
+@micropython.viper
+def _lookup(src: ptr8, dst: ptr8, n: int, table: ptr8):
+    for i in range(n):
+        dst[i] = table[src[i]]
+
+
+def lookup(src, dst, n, table):
+    """dst[i] = table[src[i]]: an int8 -> int8 function as a 256-entry table (indexed by the
+    int8's byte, so entry 255 is the value for -1). src and dst may be the same buffer."""
+    need("src", src, 1, n)
+    need("dst", dst, 1, n)
+    need("table", table, 1, 256)
+    _lookup(src, dst, n, table)
+
+
+# ---- headers: made and checked once, then the kernels run with no checks ------------------
+def need(name, buf, itemsize, count):
     """Raise ValueError unless buf is a buffer of `itemsize`-byte items holding `count`."""
     try:
         n = len(buf)
@@ -75,240 +398,184 @@ def _need(name, buf, itemsize, count):
         raise ValueError("%s holds %d items, the shape needs %d" % (name, n, count))
 
 
-def _span(name, off, stride, rows, cols):
-    """Items a block of rows x cols at `off` with row stride `stride` reaches (0 if empty)."""
-    for what, v in (("rows", rows), ("cols", cols), ("offset", off), ("stride", stride)):
-        if not isinstance(v, int) or v < 0:
-            raise ValueError("%s %s must be an int >= 0, got %r" % (name, what, v))
-    if rows and cols and stride < cols and rows > 1:
-        raise ValueError("%s stride %d is shorter than its %d columns" % (name, stride, cols))
-    return off + (rows - 1) * stride + cols if rows and cols else 0
+def _count(name, v, low=0):
+    if not isinstance(v, int) or v < low:
+        raise ValueError("%s must be an int >= %d, got %r" % (name, low, v))
+    return v
 
 
-def _multiplier(m, s, p, cap):
+def _set_multiplier(h, mult, lo=-128, hi=127):
+    m, s, p, cap = mult
     if not (0 <= m < 32768 and 0 <= s <= 30 and 0 <= p <= 16 and 0 < cap < (1 << (15 + p))
             and cap < 2147483648):
         raise ValueError("multiplier (m=%r, s=%r, p=%r, cap=%r) is outside 0 <= m < 2^15, "
                          "s <= 30, 0 < cap < 2^(15+p): use quant.fixed_point" % (m, s, p, cap))
-
-
-# ---- int8 x int8 -> int32 ----------------------------------------------------------------
-@micropython.viper
-def _matmul_xwt(x: ptr8, x_off: int, x_stride: int, w: ptr8, w_off: int, w_stride: int,
-                bias: ptr32, use_bias: int, out: ptr32, out_off: int, out_stride: int,
-                rows: int, cols: int, depth: int, ext: int):
-    for i in range(rows):
-        xr = x_off + i * x_stride
-        o = out_off + i * out_stride
-        for j in range(cols):
-            wr = w_off + j * w_stride
-            acc = 0
-            if use_bias:
-                acc = (bias[j] << ext) >> ext
-            for k in range(depth):
-                acc += ((x[xr + k] ^ 128) - 128) * ((w[wr + k] ^ 128) - 128)
-            out[o + j] = acc
-
-
-def matmul_xwt(x, w, out, rows, cols, depth, bias=None, x_off=0, x_stride=None,
-               w_off=0, w_stride=None, out_off=0, out_stride=None):
-    """out[i, j] = bias[j] + sum_k x[i, k] w[j, k]: x @ w.T into int32.
-
-    x: rows x depth int8 block, w: cols x depth int8 block (a weight (out, in) row-major),
-    bias: int32 (cols,) or None, out: rows x cols int32 block. Strides default to dense.
-    """
-    x_stride = depth if x_stride is None else x_stride
-    w_stride = depth if w_stride is None else w_stride
-    out_stride = cols if out_stride is None else out_stride
-    _need("x", x, 1, _span("x", x_off, x_stride, rows, depth))
-    _need("w", w, 1, _span("w", w_off, w_stride, cols, depth))
-    _need("out", out, 4, _span("out", out_off, out_stride, rows, cols))
-    if bias is not None:
-        _need("bias", bias, 4, cols)
-    _matmul_xwt(x, x_off, x_stride, w, w_off, w_stride,
-                _NO_BUFFER if bias is None else bias, bias is not None,
-                out, out_off, out_stride, rows, cols, depth, EXT)
-
-
-# ---- int32 -> int8 -----------------------------------------------------------------------
-@micropython.viper
-def _requantize(src: ptr32, src_off: int, src_stride: int, dst: ptr8, dst_off: int,
-                dst_stride: int, rows: int, cols: int, m: int, s: int, p: int, cap: int,
-                lo: int, hi: int, ext: int):
-    half = (1 << s) >> 1
-    low_cap = 0 - cap
-    for i in range(rows):
-        a = src_off + i * src_stride
-        d = dst_off + i * dst_stride
-        for j in range(cols):
-            v = (src[a + j] << ext) >> ext
-            if v > cap:
-                v = cap
-            elif v < low_cap:
-                v = low_cap
-            y = ((v >> p) * m + half) >> s
-            if y > hi:
-                y = hi
-            elif y < lo:
-                y = lo
-            dst[d + j] = y
-
-
-def requantize(src, dst, rows, cols, mult, lo=-128, hi=127, src_off=0, src_stride=None,
-               dst_off=0, dst_stride=None):
-    """dst = saturate(src * r, lo, hi): int32 block to int8 block, r = mult = (m, s, p, cap).
-
-    Rounds half up after the floor pre-shift: ((clamp(v, -cap, cap) >> p) * m + 2^(s-1)) >> s.
-    """
-    m, s, p, cap = mult
-    _multiplier(m, s, p, cap)
     if not -128 <= lo <= hi <= 127:
         raise ValueError("saturation bounds must satisfy -128 <= lo <= hi <= 127, got %r, %r"
                          % (lo, hi))
-    src_stride = cols if src_stride is None else src_stride
-    dst_stride = cols if dst_stride is None else dst_stride
-    _need("src", src, 4, _span("src", src_off, src_stride, rows, cols))
-    _need("dst", dst, 1, _span("dst", dst_off, dst_stride, rows, cols))
-    _requantize(src, src_off, src_stride, dst, dst_off, dst_stride, rows, cols,
-                m, s, p, cap, lo, hi, EXT)
+    h[_M], h[_S], h[_P], h[_CAP], h[_LO], h[_HI] = m, s, p, cap, lo, hi
 
 
-# ---- integer softmax ---------------------------------------------------------------------
-@micropython.viper
-def _softmax(scores: ptr32, rows: int, cols: int, keep: ptr8, keep_off: int, use_keep: int,
-             causal: int, probs: ptr16, m: int, s: int, p: int, cap: int,
-             exp_hi: ptr16, exp_lo: ptr16, limit: int, ext: int):
-    half = (1 << s) >> 1
-    one = 32768
-    one = one * one  # 2^30, too big for a literal in a 32-bit viper function
-    for i in range(rows):
-        row = i * cols
-        # the allowed keys and their maximum; a row with none allowed is uniform
-        open_all = 1
-        top = 0
-        for j in range(cols):
-            masked = 0
-            if use_keep:
-                if keep[keep_off + j] == 0:
-                    masked = 1
-            if causal:
-                if j > i:
-                    masked = 1
-            if masked == 0:
-                v = (scores[row + j] << ext) >> ext
-                if open_all:
-                    top = v
-                    open_all = 0
-                elif v > top:
-                    top = v
-        # e_j = 2^15 exp(-(top - v_j) r) from the tables, into probs; their sum
-        total = 0
-        for j in range(cols):
-            e = 0
-            masked = 0
-            if use_keep:
-                if keep[keep_off + j] == 0:
-                    masked = 1
-            if causal:
-                if j > i:
-                    masked = 1
-            if open_all:
-                e = 32768  # every key masked: uniform, as softmax of equal scores
-            elif masked == 0:
-                d = top - ((scores[row + j] << ext) >> ext)
-                if d > cap:
-                    d = cap
-                idx = ((d >> p) * m + half) >> s
-                if idx < limit:
-                    e = (exp_hi[idx >> 5] * exp_lo[idx & 31] + 16384) >> 15
-            probs[row + j] = e
-            total += e
-        # normalise: inv = round(2^30 / total), P_j = round(e_j inv / 2^15)
-        inv = (one + (total >> 1)) // total
-        for j in range(cols):
-            probs[row + j] = (probs[row + j] * inv + 16384) >> 15
+def _header(fields, mult):
+    h = array.array("i", bytes(4 * fields))
+    h[_EXT] = EXT
+    if mult is not None:
+        _set_multiplier(h, mult)
+    return h
 
 
-def softmax(scores, probs, rows, cols, mult, keep=None, keep_off=0, causal=False):
-    """Row-wise softmax of int32 scores (rows, cols) into Q0.15 probs (array 'H').
+def linear_header(cols, depth, bias=None, mult=None, lo=-128, hi=127):
+    """The header of y = x W^T + b for an offset-binary W (cols, depth).
 
-    mult = (m, s, p, cap) is r = index units (1/256 nat) per score unit. keep: int8/bytes
-    buffer, key j is masked where keep[keep_off + j] == 0; causal: row i sees keys j <= i.
-    Masked keys get probability 0 and are left out of the maximum and the sum; a row with
-    every key masked gets round(1/cols) everywhere (the float layer's -1e9 scores give
-    that too).
+    bias: int32 (cols,) or None; mult None stores the int32 accumulator, else y is
+    requantized and saturated to [lo, hi].
     """
-    m, s, p, cap = mult
-    _multiplier(m, s, p, cap)
-    _need("scores", scores, 4, _span("scores", 0, cols, rows, cols))
-    _need("probs", probs, 2, _span("probs", 0, cols, rows, cols))
-    if cols >= 65536:
-        raise ValueError("softmax over %d keys: the int32 sum holds at most 65535" % cols)
+    _count("cols", cols, 1)
+    _count("depth", depth, 1)
+    if depth > MAX_DEPTH:
+        raise ValueError("depth %d is over %d: the int32 accumulator could overflow"
+                         % (depth, MAX_DEPTH))
+    h = _header(_LINEAR + cols + depth, None)
+    h[_COLS], h[_DEPTH] = cols, depth
+    if mult is None:
+        h[_DST_WIDE] = 1
+    else:
+        _set_multiplier(h, mult, lo, hi)
+    if bias is not None:
+        need("bias", bias, 4, cols)
+        room = 2147483647 - depth * 16384
+        for j in range(cols):
+            if not -room <= bias[j] <= room:
+                raise ValueError("bias %d is %d: the int32 accumulator could overflow"
+                                 % (j, bias[j]))
+            h[_LINEAR + j] = bias[j]
+    return h
+
+
+def bind_linear(h, w, rows, src, dst, src_off=0, src_row=None, offset_binary=False,
+                dst_off=0, dst_row=None, dst_col=1, group=0, group_stride=0, add=0):
+    """Point a linear header at its source and destination for `rows` rows; check sizes.
+
+    src: int8 rows (offset binary when `offset_binary`) at src_off, src_row items apart.
+    dst: int8 (int32 when the header keeps the accumulator) item (r, j) at
+    dst_off + (r // group) group_stride + (r % group) dst_row + j dst_col (group 0: one
+    group). add=128 writes offset binary.
+    """
+    cols, depth = h[_COLS], h[_DEPTH]
+    need("w", w, 1, cols * depth)
+    src_row = depth if src_row is None else src_row
+    dst_row = cols if dst_row is None else dst_row
+    for name, v in (("rows", rows), ("src_off", src_off), ("src_row", src_row),
+                    ("dst_off", dst_off), ("dst_row", dst_row), ("dst_col", dst_col),
+                    ("group", group), ("group_stride", group_stride)):
+        _count(name, v)
+    size = 4 if h[_DST_WIDE] else 1
+    group = group or rows or 1
+    if rows:
+        last = rows - 1
+        need("src", src, 1, src_off + last * src_row + depth)
+        need("dst", dst, size, dst_off + (last // group) * group_stride
+             + (last % group) * dst_row + (cols - 1) * dst_col + 1)
+    h[_ROWS] = rows
+    h[_SRC] = address_distance(src, h) + src_off
+    h[_SRC_ROW], h[_SRC_FLIP] = src_row, 0 if offset_binary else 128
+    h[_DST] = address_distance(dst, h) + dst_off * size
+    h[_DST_ROW], h[_DST_COL] = dst_row * size, dst_col * size
+    h[_DST_GROUP], h[_DST_GSTRIDE] = group, group_stride * size
+    h[_DST_ADD] = add
+
+
+def rebind_source(h, src, src_off=0):
+    """Point a bound linear header at another source of the same shape (checked)."""
+    need("src", src, 1, src_off + (h[_ROWS] - 1) * h[_SRC_ROW] + h[_DEPTH] if h[_ROWS] else 0)
+    h[_SRC] = address_distance(src, h) + src_off
+
+
+def linear(h, w):
+    """Run a bound linear header with its weights: one call for all rows."""
+    _linear(h, w)
+
+
+def attend_header(seq_len, num_heads, head_dim, score_mult, ctx_mult):
+    """The header of the attention core for sequences of seq_len tokens, E = H D.
+
+    score_mult: softmax index units (1/256 nat) per score unit; ctx_mult: P V (units of
+    V's scale / 2^15) to the context's int8.
+    """
+    for name, v in (("seq_len", seq_len), ("num_heads", num_heads), ("head_dim", head_dim)):
+        _count(name, v, 1)
+    if head_dim > MAX_DEPTH or seq_len >= 65536:
+        raise ValueError("attention of %d keys and head_dim %d is over the int32 limits"
+                         % (seq_len, head_dim))
+    h = _header(_ATTEND + head_dim + seq_len, ctx_mult)
+    h[_A_S], h[_A_H], h[_A_D], h[_A_E] = seq_len, num_heads, head_dim, num_heads * head_dim
+    _set_multiplier(h, score_mult)  # checked, then moved to its own fields
+    h[_A_SM], h[_A_SM + 1], h[_A_SM + 2], h[_A_SM + 3] = h[_M], h[_S], h[_P], h[_CAP]
+    _set_multiplier(h, ctx_mult)
+    h[_A_EXP] = address_distance(_EXP, h)
+    return h
+
+
+def bind_attend(h, rows, q, k, vt, ctx, trace_scores=None, trace_probs=None):
+    """Point an attention header at Q (int8 rows of E), K (offset binary, rows of E), V^T
+    (offset binary: sequence b, column c, key j at b E S + c S + j) and the int8 context.
+
+    trace_scores (int32) and trace_probs (array 'H'), (B H S, S) each, get every score and
+    probability when given.
+    """
+    S, E = h[_A_S], h[_A_E]
+    _count("rows", rows)
+    if rows % S:
+        raise ValueError("%d rows are not whole sequences of %d" % (rows, S))
+    for name, buf in (("q", q), ("k", k), ("vt", vt), ("ctx", ctx)):
+        need(name, buf, 1, rows * E)
+    h[_ROWS] = rows
+    h[_SRC] = address_distance(q, h)
+    h[_A_K], h[_A_VT], h[_A_CTX] = (address_distance(k, h), address_distance(vt, h),
+                                    address_distance(ctx, h))
+    h[_A_TRACE] = trace_scores is not None
+    if trace_scores is not None:
+        need("trace_scores", trace_scores, 4, rows * h[_A_H] * S)
+        need("trace_probs", trace_probs, 2, rows * h[_A_H] * S)
+        h[_A_SCORES] = address_distance(trace_scores, h)
+        h[_A_PROBS] = address_distance(trace_probs, h)
+    set_keep(h, None, False)
+
+
+def set_keep(h, keep, causal):
+    """Masks of the next call: keep[b S + j] == 0 hides key j of sequence b; causal hides
+    keys after the query. A row with every key hidden attends uniformly."""
     if keep is not None:
-        _need("keep", keep, 1, _span("keep", keep_off, cols, 1, cols))
-    if rows and cols:
-        _softmax(scores, rows, cols, _NO_BUFFER if keep is None else keep, keep_off,
-                 keep is not None, bool(causal), probs, m, s, p, cap, _EXP_HI, _EXP_LO,
-                 EXP_LIMIT, EXT)
+        need("keep", keep, 1, h[_ROWS])
+        h[_A_KEEP] = address_distance(keep, h)
+    h[_A_USE_KEEP] = keep is not None
+    h[_A_CAUSAL] = bool(causal)
 
 
-# ---- probabilities x int8 V -> int32 -----------------------------------------------------
-@micropython.viper
-def _probs_v(probs: ptr16, rows: int, cols: int, v: ptr8, v_off: int, v_stride: int,
-             out: ptr32, depth: int):
-    for i in range(rows):
-        pr = i * cols
-        o = i * depth
-        for d in range(depth):
-            acc = 0
-            vi = v_off + d
-            for j in range(cols):
-                acc += probs[pr + j] * ((v[vi] ^ 128) - 128)
-                vi += v_stride
-            out[o + d] = acc
+def attend(h):
+    """Run a bound attention header: every sequence, head and query in one call."""
+    _attend(h, _EXP)
 
 
-def probs_v(probs, v, out, rows, cols, depth, v_off=0, v_stride=None):
-    """out[i, d] = sum_j P[i, j] v[j, d]: Q0.15 probs (rows, cols) times an int8 block
-    (cols, depth) into int32 (rows, depth), in units of v's scale / 2^15."""
-    v_stride = depth if v_stride is None else v_stride
-    _need("probs", probs, 2, _span("probs", 0, cols, rows, cols))
-    _need("v", v, 1, _span("v", v_off, v_stride, cols, depth))
-    _need("out", out, 4, _span("out", 0, depth, rows, depth))
-    _probs_v(probs, rows, cols, v, v_off, v_stride, out, depth)
+def pool_header(seq_len, cols, mult):
+    """The header of a mean over each sequence's tokens: the int sum times mult."""
+    _count("seq_len", seq_len, 1)
+    _count("cols", cols, 1)
+    h = _header(_POOL, mult)
+    h[_POOL_S], h[_POOL_COLS] = seq_len, cols
+    return h
 
 
-# ---- elementwise and pooling -------------------------------------------------------------
-@micropython.viper
-def _lookup(src: ptr8, dst: ptr8, n: int, table: ptr8):
-    for i in range(n):
-        dst[i] = table[src[i]]
+def bind_pool(h, groups, src, dst):
+    """Point a pooling header at int8 src (groups * seq_len, cols) and int8 dst (groups, cols)."""
+    _count("groups", groups)
+    S, cols = h[_POOL_S], h[_POOL_COLS]
+    need("src", src, 1, groups * S * cols)
+    need("dst", dst, 1, groups * cols)
+    h[_ROWS] = groups
+    h[_SRC], h[_POOL_DST] = address_distance(src, h), address_distance(dst, h)
 
 
-def lookup(src, dst, n, table):
-    """dst[i] = table[src[i] & 255]: an int8 -> int8 function as a 256-entry table (index
-    is the int8's byte, so entry 255 is the value for -1). src and dst may be the same."""
-    _need("src", src, 1, n)
-    _need("dst", dst, 1, n)
-    _need("table", table, 1, 256)
-    _lookup(src, dst, n, table)
-
-
-@micropython.viper
-def _sum_tokens(src: ptr8, out: ptr32, groups: int, tokens: int, cols: int):
-    for g in range(groups):
-        base = g * tokens * cols
-        for c in range(cols):
-            acc = 0
-            at = base + c
-            for t in range(tokens):
-                acc += (src[at] ^ 128) - 128
-                at += cols
-            out[g * cols + c] = acc
-
-
-def sum_tokens(src, out, groups, tokens, cols):
-    """out[g, c] = sum_t src[g*tokens + t, c]: int8 (groups*tokens, cols) to int32."""
-    _need("src", src, 1, _span("src", 0, cols, groups * tokens, cols))
-    _need("out", out, 4, _span("out", 0, cols, groups, cols))
-    _sum_tokens(src, out, groups, tokens, cols)
+def pool(h):
+    """Run a bound pooling header."""
+    _pool(h, _EXP)
