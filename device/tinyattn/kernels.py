@@ -118,7 +118,8 @@ def address_distance(buf, base) -> int:
 
 # ---- x W^T + b, requantized ----------------------------------------------------------------
 @micropython.viper
-def _linear(x: ptr32, w: ptr8):
+def linear(x: ptr32, w: ptr8):
+    """Run a bound linear header with its weights: one call for all rows."""
     h = int(x)
     ext = x[_EXT]  # first: fields that may be negative are sign-extended with it
     rows = x[_ROWS]
@@ -368,7 +369,8 @@ def _pool(x: ptr32, w: ptr8):
 
 # ---- elementwise -----------------------------------------------------------------------------
 @micropython.viper
-def _lookup(src: ptr8, dst: ptr8, n: int, table: ptr8):
+def table_lookup(src: ptr8, dst: ptr8, n: int, table: ptr8):
+    """lookup's loop, unchecked."""
     for i in range(n):
         dst[i] = table[src[i]]
 
@@ -379,7 +381,7 @@ def lookup(src, dst, n, table):
     need("src", src, 1, n)
     need("dst", dst, 1, n)
     need("table", table, 1, 256)
-    _lookup(src, dst, n, table)
+    table_lookup(src, dst, n, table)
 
 
 # ---- headers: made and checked once, then the kernels run with no checks ------------------
@@ -469,6 +471,10 @@ def bind_linear(h, w, rows, src, dst, src_off=0, src_row=None, offset_binary=Fal
                     ("dst_off", dst_off), ("dst_row", dst_row), ("dst_col", dst_col),
                     ("group", group), ("group_stride", group_stride)):
         _count(name, v)
+    if rows > 1 and src_row < depth:
+        raise ValueError("src_row %d is shorter than the depth %d" % (src_row, depth))
+    if cols > 1 and dst_col < 1:
+        raise ValueError("dst_col must be >= 1 for %d columns" % cols)
     size = 4 if h[_DST_WIDE] else 1
     group = group or rows or 1
     if rows:
@@ -489,11 +495,6 @@ def rebind_source(h, src, src_off=0):
     """Point a bound linear header at another source of the same shape (checked)."""
     need("src", src, 1, src_off + (h[_ROWS] - 1) * h[_SRC_ROW] + h[_DEPTH] if h[_ROWS] else 0)
     h[_SRC] = address_distance(src, h) + src_off
-
-
-def linear(h, w):
-    """Run a bound linear header with its weights: one call for all rows."""
-    _linear(h, w)
 
 
 def attend_header(seq_len, num_heads, head_dim, score_mult, ctx_mult):

@@ -33,7 +33,7 @@ class QAttention:
         self.headers = dict(
             (n, kernels.linear_header(E, E, biases[n], mults["out" if n == "o" else n]))
             for n in PROJECTIONS)
-        self.core, self._shape, self._traced = None, None, False
+        self.core, self._shape = None, None
         self.Q = self.K = self.VT = self.ctx = self.out = None
 
     @staticmethod
@@ -95,12 +95,12 @@ class QAttention:
         return self.out, rows, E
 
     def run(self):
-        h, w = self.headers, self.weights
-        kernels.linear(h["q"], w["q"])
-        kernels.linear(h["k"], w["k"])
-        kernels.linear(h["v"], w["v"])
+        linear, h, w = kernels.linear, self.headers, self.weights
+        linear(h["q"], w["q"])
+        linear(h["k"], w["k"])
+        linear(h["v"], w["v"])
         kernels.attend(self.core)
-        kernels.linear(h["o"], w["o"])
+        linear(h["o"], w["o"])
 
     def forward_int(self, x, rows, cols, trace=None, seq_len=None, keep=None, causal=False):
         """int8 x (B*S, E) to int8 (B*S, E) (int32 with mult out None), in the layer's buffer.

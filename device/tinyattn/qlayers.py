@@ -99,7 +99,7 @@ class QActivation:
         return self.out, rows, cols
 
     def run(self):
-        kernels._lookup(self.src, self.out, self._n, self.table)
+        kernels.table_lookup(self.src, self.out, self._n, self.table)
 
     def spec(self):
         return {"kind": "Activation", "name": self.name, "s_x": self.s_x, "s_y": self.s_y}

@@ -79,21 +79,26 @@ def quantize_tensor(x, scale, low=-128, out=None):
     then a table lookup turns u into the int8 u - 128. `out` (rows * cols items) is reused.
     """
     rows, cols = shape2(x)
+    if out is None:
+        out = array.array("b", bytes(rows * cols))
+    kernels.need("out", out, 1, rows * cols)
+    quantize_into(x, 1.0 / scale, low, out)
+    return out
+
+
+def quantize_into(x, inverse_scale, low, out):
+    """quantize_tensor's work, unchecked: out must hold the rows * cols of the 2-D x."""
     total = float(np.sum(np.sum(x, axis=1)))
     if total != total:
         raise ValueError("x holds NaN (or +inf and -inf)")
-    y = -np.maximum(-np.maximum(x * (1.0 / scale), float(low)), -127.0)
-    u = np.array(y + 128.0, dtype=np.uint8)
+    u = np.array(-np.maximum(-np.maximum(x * inverse_scale, float(low)), -127.0) + 128.0,
+                 dtype=np.uint8)
     try:
         u = memoryview(u)  # ulab's buffer
     except TypeError:  # the stand-in has none
         u = bytearray(u.flatten().tolist())
-    n = rows * cols
-    if out is None:
-        out = array.array("b", bytes(n))
-    kernels.need("out", out, 1, n)
-    kernels.lookup(u, out, n, _TO_INT8)
-    return out
+    rows, cols = x.shape
+    kernels.table_lookup(u, out, rows * cols, _TO_INT8)
 
 
 def dequantize(values, rows, cols, scale):

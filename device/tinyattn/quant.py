@@ -14,7 +14,7 @@ from .layers import Activation, Dense, GlobalAvgPool, SelfAttention, Sequential,
 from .qattention import QAttention, calibration_stats
 from .qlayers import QActivation, QDense, QGlobalAvgPool, QTokens
 from .qnumbers import (dequantize, fixed_point, int32_bias, int8_weights, max_abs,  # noqa: F401
-                       multiplier, quantize_tensor, scale_for, shape2)
+                       multiplier, quantize_into, quantize_tensor, scale_for, shape2)
 
 QUANTIZED = "quantized"
 KINDS = dict((cls.kind, cls) for cls in (QDense, QActivation, QTokens, QGlobalAvgPool, QAttention))
@@ -67,7 +67,7 @@ class QSequential:
         if self._xq is None or len(self._xq) != rows * cols:
             self._xq = quantize_tensor(x, self.in_scale)
         else:
-            quantize_tensor(x, self.in_scale, out=self._xq)
+            quantize_into(x, 1.0 / self.in_scale, -128, self._xq)
         y, rows, cols = self.forward_int(self._xq, rows, cols)
         return dequantize(y, rows, cols, self.layers[-1].out_scale())
 

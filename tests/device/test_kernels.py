@@ -1,4 +1,10 @@
-"""The viper kernels against the NumPy integer reference, bit for bit, on the virtual board."""
+"""The viper kernels against the NumPy integer reference, bit for bit, on the unix port.
+
+Each kernel is driven through its public header API (kernels.linear_header / bind_linear /
+linear, attend_header / bind_attend / attend, pool_header / bind_pool / pool, lookup) with
+blocks inside larger buffers, every output layout the int8 layers use, masks, and the inputs
+that drive every int32 intermediate to its bound.
+"""
 
 import numpy as np
 import pytest
@@ -7,161 +13,204 @@ from device_runner import run_device
 from tinyattn_host.reference import integer as ref
 from tinyattn_host.unixport import MicroPythonError
 
-KERNEL_CASE = """
-import array
-from tinyattn import kernels as K
-c = IN['c']
-def i32(values):
-    return array.array('i', values)
-x, w = array.array('b', c['x']), array.array('b', c['w'])
-acc = i32([0] * c['acc_len'])
-bias = None if c['bias'] is None else i32(c['bias'])
-K.matmul_xwt(x, w, acc, c['rows'], c['cols'], c['depth'], bias=bias, x_off=c['x_off'],
-             x_stride=c['x_stride'], w_off=c['w_off'], w_stride=c['w_stride'],
-             out_off=c['acc_off'], out_stride=c['acc_stride'])
-q = array.array('b', bytes(c['q_len']))
-K.requantize(acc, q, c['rows'], c['cols'], c['mult'], lo=c['lo'], hi=c['hi'],
-             src_off=c['acc_off'], src_stride=c['acc_stride'], dst_off=c['q_off'],
-             dst_stride=c['q_stride'])
-scores = i32(c['scores'])
-probs = array.array('H', bytes(2 * len(c['scores'])))
-keep = None if c['keep'] is None else bytearray(c['keep'])
-K.softmax(scores, probs, c['s_rows'], c['s_cols'], c['score_mult'], keep=keep,
-          keep_off=c['keep_off'], causal=c['causal'])
-v = array.array('b', c['v'])
-pv = i32([0] * (c['s_rows'] * c['v_depth']))
-K.probs_v(probs, v, pv, c['s_rows'], c['s_cols'], c['v_depth'], v_off=c['v_off'],
-          v_stride=c['v_stride'])
-table, y = array.array('b', c['table']), array.array('b', bytes(len(c['x'])))
-K.lookup(x, y, len(c['x']), table)
-sums = i32([0] * (c['groups'] * c['pool_cols']))
-K.sum_tokens(w, sums, c['groups'], c['tokens'], c['pool_cols'])
-OUT.update(acc=list(acc), q=list(q), probs=list(probs), pv=list(pv), y=list(y),
-           sums=list(sums))
-"""
-
-
-def _int8(rng, n):
-    return rng.integers(-128, 128, size=n).tolist()
-
-
-def make_config(seed):
-    """Random shapes, blocks inside larger buffers, multipliers over many magnitudes."""
-    rng = np.random.default_rng(seed)
-    rows, cols, depth = (int(v) for v in rng.integers(1, [12, 12, 70]))
-    if seed % 7 == 0:
-        depth = 64  # a full-width projection of E = 64
-    c = dict(rows=rows, cols=cols, depth=depth)
-    for name, n_rows, n_cols in (("x", rows, depth), ("w", cols, depth)):
-        stride = n_cols + int(rng.integers(0, 5))
-        off = int(rng.integers(0, 7))
-        c[name + "_off"], c[name + "_stride"] = off, stride
-        c[name] = _int8(rng, off + (n_rows - 1) * stride + n_cols + int(rng.integers(0, 3)))
-    for name in ("acc", "q"):
-        stride, off = cols + int(rng.integers(0, 4)), int(rng.integers(0, 5))
-        c[name + "_off"], c[name + "_stride"] = off, stride
-        c[name + "_len"] = off + (rows - 1) * stride + cols + 2
-    c["bias"] = (rng.integers(-(2 ** 20), 2 ** 20, size=cols).tolist()
-                 if seed % 3 else None)
-    c["mult"] = ref.fixed_point(float(10 ** rng.uniform(-6, 1)), 128)
-    c["lo"], c["hi"] = (0, 127) if seed % 5 == 1 else (-128, 127)
-
-    s_rows, s_cols = (int(v) for v in rng.integers(1, [20, 40]))
-    head_dim = int(rng.choice([1, 2, 4, 16, 64]))
-    extreme = head_dim * 128 * 128
-    spread = int(rng.choice([16, 1024, extreme]))
-    c.update(s_rows=s_rows, s_cols=s_cols, causal=bool(seed % 4 == 2))
-    c["scores"] = rng.integers(-min(spread, extreme), min(spread, extreme) + 1,
-                               size=s_rows * s_cols).tolist()
-    c["score_mult"] = ref.fixed_point(float(10 ** rng.uniform(-4, 2)), ref.EXP_LIMIT)
-    if seed % 3 == 1:
-        c["keep_off"] = int(rng.integers(0, 4))
-        keep = (rng.random(c["keep_off"] + s_cols + 1) < 0.6).astype(int)
-        if seed % 9 == 4:
-            keep[:] = 0  # every key masked: the row attends to all
-        c["keep"] = keep.tolist()
-    else:
-        c["keep"], c["keep_off"] = None, 0
-    c["v_depth"] = int(rng.integers(1, 9))
-    c["v_off"], c["v_stride"] = int(rng.integers(0, 5)), c["v_depth"] + int(rng.integers(0, 4))
-    c["v"] = _int8(rng, c["v_off"] + (s_cols - 1) * c["v_stride"] + c["v_depth"])
-    c["table"] = _int8(rng, 256)
-    groups, tokens = int(rng.integers(1, 5)), int(rng.integers(1, 5))
-    c["pool_cols"] = max(1, len(c["w"]) // (groups * tokens))
-    c.update(groups=groups, tokens=tokens)
-    return c
-
-
-def block(flat, off, stride, rows, cols):
-    flat = np.asarray(flat)
-    return np.stack([flat[off + i * stride: off + i * stride + cols] for i in range(rows)])
-
-
-def put(flat, off, stride, values):
-    for i, row in enumerate(values):
-        flat[off + i * stride: off + i * stride + len(row)] = row
-
-
-def reference(c):
-    r, k, d = c["rows"], c["cols"], c["depth"]
-    x = block(c["x"], c["x_off"], c["x_stride"], r, d)
-    w = block(c["w"], c["w_off"], c["w_stride"], k, d)
-    acc_block = ref.matmul_xwt(x, w, None if c["bias"] is None else np.array(c["bias"]))
-    acc = np.zeros(c["acc_len"], dtype=np.int64)
-    put(acc, c["acc_off"], c["acc_stride"], acc_block)
-    q = np.zeros(c["q_len"], dtype=np.int64)
-    put(q, c["q_off"], c["q_stride"], ref.requantize(acc_block, c["mult"], c["lo"], c["hi"]))
-    scores = np.array(c["scores"]).reshape(c["s_rows"], c["s_cols"])
-    keep = None if c["keep"] is None else \
-        np.array(c["keep"][c["keep_off"]:c["keep_off"] + c["s_cols"]])
-    probs = ref.softmax(scores, c["score_mult"], keep, c["causal"])
-    v = block(c["v"], c["v_off"], c["v_stride"], c["s_cols"], c["v_depth"])
-    pv = ref.probs_v(probs, v)
-    y = ref.lookup(np.array(c["x"]), np.array(c["table"]))
-    n = c["groups"] * c["tokens"] * c["pool_cols"]
-    sums = ref.sum_tokens(np.array(c["w"][:n]).reshape(-1, c["pool_cols"]), c["tokens"])
-    return dict(acc=acc, q=q, probs=probs.ravel(), pv=pv.ravel(), y=y, sums=sums.ravel())
-
-
-CONFIGS = [make_config(seed) for seed in range(36)]
-
-
-def test_configurations_vary():
-    assert len(CONFIGS) >= 30
-    assert {c["bias"] is None for c in CONFIGS} == {True, False}
-    assert {c["causal"] for c in CONFIGS} == {True, False}
-    assert any(c["keep"] is not None and not any(c["keep"]) for c in CONFIGS)
-    assert {c["lo"] for c in CONFIGS} == {0, -128}
-    assert len({c["mult"][1] for c in CONFIGS}) > 5 and len({c["mult"][2] for c in CONFIGS}) > 3
-
-
-@pytest.mark.parametrize("seed", range(len(CONFIGS)))
-def test_kernels_match_reference_bit_for_bit(seed):
-    c = CONFIGS[seed]
-    out = run_device(KERNEL_CASE, {"c": c})
-    want = reference(c)
-    for name, values in want.items():
-        np.testing.assert_array_equal(np.array(out[name]), values, err_msg=name)
-
-
-WORST_CASE = """
+LINEAR_CASE = """
 import array
 from tinyattn import kernels as K
 c = IN['c']
 rows, cols, depth = c['rows'], c['cols'], c['depth']
-acc = array.array('i', bytes(4 * rows * cols))
-K.matmul_xwt(array.array('b', c['x']), array.array('b', c['w']), acc, rows, cols, depth,
-             bias=array.array('i', c['bias']))
-q = array.array('b', bytes(rows * cols))
-K.requantize(acc, q, rows, cols, c['mult'])
-scores = array.array('i', c['scores'])
-probs = array.array('H', bytes(2 * len(c['scores'])))
-K.softmax(scores, probs, c['keys'], c['keys'], c['score_mult'])
-v = array.array('b', [-128] * (c['keys'] * 4))
-pv = array.array('i', bytes(4 * c['keys'] * 4))
-K.probs_v(probs, v, pv, c['keys'], c['keys'], 4)
-OUT.update(acc=list(acc), q=list(q), probs=list(probs), pv=list(pv))
+w = bytearray(v + 128 for v in c['w'])  # offset binary
+src = array.array('b', c['x']) if not c['offset_binary'] else bytearray(v + 128 for v in c['x'])
+bias = None if c['bias'] is None else array.array('i', c['bias'])
+h = K.linear_header(cols, depth, bias, c['mult'], c['lo'], c['hi'])
+dst = array.array('i' if c['mult'] is None else 'b', bytes(c['dst_len'] * (4 if c['mult'] is None else 1)))
+K.bind_linear(h, w, rows, src, dst, src_off=c['src_off'], src_row=c['src_row'],
+              offset_binary=c['offset_binary'], dst_off=c['dst_off'], dst_row=c['dst_row'],
+              dst_col=c['dst_col'], group=c['group'], group_stride=c['group_stride'],
+              add=c['add'])
+K.linear(h, w)
+K.linear(h, w)  # a second run gives the same: nothing is left over from the first
+OUT['dst'] = list(dst)
 """
+
+
+def _int8(rng, shape, low=-128):
+    return rng.integers(low, 128, size=shape)
+
+
+def linear_config(seed):
+    """Random sizes (depths around the unrolling), blocks inside larger buffers, int32 or
+    int8 output, offset binary output, the grouped V^T layout, many multipliers."""
+    rng = np.random.default_rng(seed)
+    rows, cols = (int(v) for v in rng.integers(1, [12, 12]))
+    depth = int(rng.choice([1, 3, 7, 8, 9, 16, 17, 64, int(rng.integers(1, 70))]))
+    c = dict(rows=rows, cols=cols, depth=depth, offset_binary=seed % 5 == 3)
+    c["src_off"], c["src_row"] = int(rng.integers(0, 5)), depth + int(rng.integers(0, 4))
+    c["x"] = _int8(rng, c["src_off"] + (rows - 1) * c["src_row"] + depth + 2).tolist()
+    c["w"] = _int8(rng, (cols, depth), -127).ravel().tolist()
+    c["bias"] = rng.integers(-(2 ** 20), 2 ** 20, size=cols).tolist() if seed % 3 else None
+    c["mult"] = None if seed % 4 == 0 else ref.fixed_point(float(10 ** rng.uniform(-6, 1)), 128)
+    c["lo"], c["hi"] = (0, 127) if seed % 6 == 1 else (-128, 127)
+    c["add"] = 128 if c["mult"] is not None and seed % 3 == 2 else 0
+    if seed % 7 == 5:  # V^T: groups of S rows, rows 1 apart, columns S apart
+        S = int(rng.integers(1, rows + 1))
+        c.update(dst_off=int(rng.integers(0, 3)), dst_row=1, dst_col=S, group=S,
+                 group_stride=cols * S)
+    else:
+        c.update(dst_off=int(rng.integers(0, 4)), dst_row=cols + int(rng.integers(0, 3)),
+                 dst_col=1, group=0, group_stride=0)
+    c["dst_len"] = int(c["dst_off"] + linear_positions(c).max() + 1 + rng.integers(0, 3))
+    return c
+
+
+def linear_positions(c):
+    """The destination item of output (r, j) under the config's layout."""
+    r = np.arange(c["rows"])[:, None]
+    j = np.arange(c["cols"])[None, :]
+    group = c["group"] or c["rows"]
+    return (r // group) * c["group_stride"] + (r % group) * c["dst_row"] + j * c["dst_col"]
+
+
+def linear_reference(c):
+    x = np.array(c["x"])
+    x = np.stack([x[c["src_off"] + i * c["src_row"]:][:c["depth"]] for i in range(c["rows"])])
+    acc = ref.matmul_xwt(x, np.array(c["w"]).reshape(c["cols"], c["depth"]),
+                         None if c["bias"] is None else np.array(c["bias"]))
+    y = acc if c["mult"] is None else ref.requantize(acc, c["mult"], c["lo"], c["hi"])
+    if c["add"]:
+        y = (y.astype(np.int64) + 128) & 255
+        y = np.where(y > 127, y - 256, y)  # the stored bytes, read back as int8
+    dst = np.zeros(c["dst_len"], dtype=np.int64)
+    dst[c["dst_off"] + linear_positions(c)] = y
+    return dst
+
+
+LINEAR_CONFIGS = [linear_config(seed) for seed in range(40)]
+
+
+def test_linear_configurations_vary():
+    cs = LINEAR_CONFIGS
+    assert {c["mult"] is None for c in cs} == {True, False}
+    assert {c["bias"] is None for c in cs} == {True, False}
+    assert {c["add"] for c in cs} == {0, 128} and {c["group"] > 0 for c in cs} == {True, False}
+    assert {c["offset_binary"] for c in cs} == {True, False} and {c["lo"] for c in cs} == {0, -128}
+    assert {c["depth"] % 8 for c in cs} >= {0, 1, 7} and max(c["depth"] for c in cs) >= 64
+
+
+@pytest.mark.parametrize("seed", range(len(LINEAR_CONFIGS)))
+def test_linear_matches_reference_bit_for_bit(seed):
+    c = LINEAR_CONFIGS[seed]
+    out = run_device(LINEAR_CASE, {"c": c})
+    np.testing.assert_array_equal(np.array(out["dst"]), linear_reference(c))
+
+
+ATTEND_CASE = """
+import array
+from tinyattn import kernels as K
+c = IN['c']
+S, H, D, B = c['S'], c['H'], c['D'], c['B']
+E, rows = H * D, B * c['S']
+q = array.array('b', c['q'])
+k = bytearray(v + 128 for v in c['k'])
+vt = bytearray(rows * E)
+for r in range(rows):  # V (rows, E) to V^T, offset binary: b E S + c S + j
+    first = r - r % S
+    for col in range(E):
+        vt[first * E + col * S + r - first] = c['v'][r * E + col] + 128
+ctx = array.array('b', bytes(rows * E))
+scores = array.array('i', bytes(4 * rows * H * S))
+probs = array.array('H', bytes(2 * rows * H * S))
+h = K.attend_header(S, H, D, c['score_mult'], c['ctx_mult'])
+K.bind_attend(h, rows, q, k, vt, ctx, scores, probs)
+K.set_keep(h, None if c['keep'] is None else bytearray(c['keep']), c['causal'])
+K.attend(h)
+OUT.update(ctx=list(ctx), scores=list(scores), probs=list(probs))
+"""
+
+
+def attend_config(seed):
+    rng = np.random.default_rng(1000 + seed)
+    S, B = int(rng.choice([1, 2, 5, 8, 9, 16])), int(rng.integers(1, 4))
+    H, D = int(rng.choice([1, 2, 4])), int(rng.choice([1, 4, 8, 9, 16]))
+    rows, E = B * S, H * D
+    c = dict(S=S, B=B, H=H, D=D, causal=seed % 4 == 2)
+    spread = int(rng.choice([8, 40, 127]))
+    c["q"], c["k"], c["v"] = (rng.integers(-spread, spread + 1, size=rows * E).tolist()
+                              for _ in range(3))
+    c["score_mult"] = ref.fixed_point(float(10 ** rng.uniform(-3, 1)), ref.EXP_LIMIT)
+    c["ctx_mult"] = ref.fixed_point(float(10 ** rng.uniform(-5.5, -4)), 128)
+    c["keep"] = None
+    if seed % 3 == 1:
+        keep = (rng.random(rows) < 0.6).astype(int)
+        keep[:S] = 0 if seed % 2 else keep[:S]  # some sequences with every key masked
+        c["keep"] = keep.tolist()
+    return c
+
+
+def attend_reference(c):
+    S, H, D, B = c["S"], c["H"], c["D"], c["B"]
+    E = H * D
+    Q, K, V = (np.array(c[n]).reshape(B * S, E) for n in ("q", "k", "v"))
+    scores = np.zeros((B * H * S, S), dtype=np.int64)
+    probs = np.zeros((B * H * S, S), dtype=np.int64)
+    ctx = np.zeros((B * S, E), dtype=np.int64)
+    for b in range(B):
+        rows = slice(b * S, (b + 1) * S)
+        keep = None if c["keep"] is None else np.array(c["keep"][b * S:(b + 1) * S])
+        for h in range(H):
+            cols = slice(h * D, (h + 1) * D)
+            block = slice((b * H + h) * S, (b * H + h + 1) * S)
+            scores[block] = ref.matmul_xwt(Q[rows, cols], K[rows, cols])
+            probs[block] = ref.softmax(scores[block], c["score_mult"], keep, c["causal"])
+            ctx[rows, cols] = ref.requantize(ref.probs_v(probs[block], V[rows, cols]),
+                                             c["ctx_mult"])
+    return dict(scores=scores.ravel(), probs=probs.ravel(), ctx=ctx.ravel())
+
+
+ATTEND_CONFIGS = [attend_config(seed) for seed in range(30)]
+
+
+def test_attend_configurations_vary():
+    cs = ATTEND_CONFIGS
+    assert {c["causal"] for c in cs} == {True, False}
+    assert any(c["keep"] is not None and not any(c["keep"][:c["S"]]) for c in cs)
+    assert {c["D"] % 8 for c in cs} >= {0, 1, 4} and {c["S"] % 8 for c in cs} >= {0, 1, 5}
+
+
+@pytest.mark.parametrize("seed", range(len(ATTEND_CONFIGS)))
+def test_attend_matches_reference_bit_for_bit(seed):
+    c = ATTEND_CONFIGS[seed]
+    out = run_device(ATTEND_CASE, {"c": c})
+    for name, values in attend_reference(c).items():
+        np.testing.assert_array_equal(np.array(out[name]), values, err_msg=name)
+
+
+POOL_AND_LOOKUP = """
+import array
+from tinyattn import kernels as K
+c = IN['c']
+src = array.array('b', c['x'])
+dst = array.array('b', bytes(c['groups'] * c['cols']))
+h = K.pool_header(c['tokens'], c['cols'], c['mult'])
+K.bind_pool(h, c['groups'], src, dst)
+K.pool(h)
+y = array.array('b', bytes(len(src)))
+K.lookup(src, y, len(src), array.array('b', c['table']))
+OUT.update(pool=list(dst), lookup=list(y))
+"""
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pool_and_lookup_match_reference(seed):
+    rng = np.random.default_rng(seed)
+    groups, tokens, cols = (int(v) for v in rng.integers(1, [6, 9, 17]))
+    x = _int8(rng, (groups * tokens, cols))
+    c = dict(groups=groups, tokens=tokens, cols=cols, x=x.ravel().tolist(),
+             mult=ref.fixed_point(float(rng.uniform(0.02, 2.0)) / tokens, 128),
+             table=_int8(rng, 256).tolist())
+    out = run_device(POOL_AND_LOOKUP, {"c": c})
+    want = ref.requantize(ref.sum_tokens(x, tokens), c["mult"])
+    np.testing.assert_array_equal(np.array(out["pool"]), want.ravel())
+    np.testing.assert_array_equal(np.array(out["lookup"]), ref.lookup(x, c["table"]).ravel())
 
 
 @pytest.mark.parametrize("depth,keys,bias_max", [(64, 64, 2 ** 30), (512, 256, 2 ** 20)])
@@ -169,19 +218,28 @@ def test_worst_case_inputs_match_reference(depth, keys, bias_max):
     """The extreme inputs that drive each int32 intermediate to its bound."""
     ref.worst_case_bounds(depth=depth, bias_max=bias_max, head_dim=depth, keys=keys)
     x, w, bias = ref.worst_case_matmul_inputs(2, 4, depth, bias_max)
-    scores = ref.worst_case_score_rows(keys, keys, depth)
-    c = dict(rows=2, cols=4, depth=depth, keys=keys, x=x.ravel().tolist(),
-             w=w.ravel().tolist(), bias=bias.tolist(), scores=scores.ravel().tolist(),
-             mult=ref.fixed_point(1e-6, 128), score_mult=ref.fixed_point(1e-4, ref.EXP_LIMIT))
-    out = run_device(WORST_CASE, {"c": c})
-    acc = ref.matmul_xwt(x, w, bias)
-    assert np.abs(acc).max() == depth * 128 * 128 + bias_max
-    probs = ref.softmax(scores, c["score_mult"])
-    v = np.full((keys, 4), -128)
-    np.testing.assert_array_equal(out["acc"], acc.ravel())
-    np.testing.assert_array_equal(out["q"], ref.requantize(acc, c["mult"]).ravel())
-    np.testing.assert_array_equal(out["probs"], probs.ravel())
-    np.testing.assert_array_equal(out["pv"], ref.probs_v(probs, v).ravel())
+    w = np.maximum(w, -127)  # weights are [-127, 127]
+    c = dict(rows=2, cols=4, depth=depth, offset_binary=False, src_off=0, src_row=depth,
+             x=x.ravel().tolist(), w=w.ravel().tolist(), bias=bias.tolist(), mult=None,
+             lo=-128, hi=127, add=0, dst_off=0, dst_row=4, dst_col=1, group=0,
+             group_stride=0, dst_len=8)
+    out = run_device(LINEAR_CASE, {"c": c})
+    want = linear_reference(c)
+    assert np.abs(want).max() == depth * 128 * 127 + bias_max
+    np.testing.assert_array_equal(np.array(out["dst"]), want)
+
+    # attention: Q = -128, K alternating -128 / 127 (scores +-head_dim 2^14), V = -128
+    S, D = keys, depth
+    q = np.full((S, D), -128)
+    k = np.where((np.arange(S) % 2 == 0)[:, None], -128, 127) * np.ones((1, D), dtype=int)
+    a = dict(S=S, B=1, H=1, D=D, causal=False, keep=None, q=q.ravel().tolist(),
+             k=k.ravel().tolist(), v=[-128] * (S * D),
+             score_mult=ref.fixed_point(1e-4, ref.EXP_LIMIT),
+             ctx_mult=ref.fixed_point(1.0 / 32768, 128))
+    out = run_device(ATTEND_CASE, {"c": a})
+    for name, values in attend_reference(a).items():
+        np.testing.assert_array_equal(np.array(out[name]), values, err_msg=name)
+    assert np.abs(np.array(out["scores"])).max() == D * 128 * 128
 
 
 BAD_CALL = """
@@ -189,56 +247,65 @@ import array
 from tinyattn import kernels as K
 b8 = lambda n: array.array('b', bytes(n))
 i32 = lambda n: array.array('i', bytes(4 * n))
+h = K.linear_header(2, 3)
 calls = {
-    'short_x': lambda: K.matmul_xwt(b8(5), b8(6), i32(4), 2, 2, 3),
-    'short_w_block': lambda: K.matmul_xwt(b8(6), b8(6), i32(4), 2, 2, 3, w_off=1),
-    'short_out': lambda: K.matmul_xwt(b8(6), b8(6), i32(3), 2, 2, 3),
-    'out_not_int32': lambda: K.matmul_xwt(b8(6), b8(6), bytearray(16), 2, 2, 3),
-    'short_bias': lambda: K.matmul_xwt(b8(6), b8(6), i32(4), 2, 2, 3, bias=i32(1)),
-    'stride_too_small': lambda: K.matmul_xwt(b8(9), b8(6), i32(4), 2, 2, 3, x_stride=2),
-    'negative_offset': lambda: K.matmul_xwt(b8(9), b8(6), i32(4), 2, 2, 3, x_off=-1),
-    'not_a_buffer': lambda: K.matmul_xwt([0] * 6, b8(6), i32(4), 2, 2, 3),
-    'requant_short_dst': lambda: K.requantize(i32(4), b8(3), 2, 2, (16384, 20, 0, 100)),
-    'requant_bad_mult': lambda: K.requantize(i32(4), b8(4), 2, 2, (40000, 20, 0, 100)),
-    'requant_bad_cap': lambda: K.requantize(i32(4), b8(4), 2, 2, (16384, 20, 0, 40000)),
-    'softmax_short_probs': lambda: K.softmax(i32(6), array.array('H', bytes(10)), 2, 3,
-                                             (16384, 14, 0, 3000)),
-    'softmax_probs_int32': lambda: K.softmax(i32(6), i32(6), 2, 3, (16384, 14, 0, 3000)),
-    'softmax_short_keep': lambda: K.softmax(i32(6), array.array('H', bytes(12)), 2, 3,
-                                            (16384, 14, 0, 3000), keep=bytearray(3),
-                                            keep_off=1),
-    'probs_v_short_v': lambda: K.probs_v(array.array('H', bytes(8)), b8(7), i32(8), 2, 2, 4),
+    'short_src': lambda: K.bind_linear(h, b8(6), 2, b8(5), i32(4)),
+    'short_w': lambda: K.bind_linear(h, b8(5), 2, b8(6), i32(4)),
+    'short_dst': lambda: K.bind_linear(h, b8(6), 2, b8(6), i32(3)),
+    'dst_not_int32': lambda: K.bind_linear(h, b8(6), 2, b8(6), bytearray(16)),
+    'src_row_too_small': lambda: K.bind_linear(h, b8(6), 2, b8(9), i32(4), src_row=2),
+    'negative_offset': lambda: K.bind_linear(h, b8(6), 2, b8(9), i32(4), src_off=-1),
+    'not_a_buffer': lambda: K.bind_linear(h, b8(6), 2, [0] * 6, i32(4)),
+    'short_bias': lambda: K.linear_header(2, 3, i32(1)),
+    'bias_overflows': lambda: K.linear_header(2, 3, array.array('i', [2 ** 31 - 1, 0])),
+    'bad_mult': lambda: K.linear_header(2, 3, None, (40000, 20, 0, 100)),
+    'bad_cap': lambda: K.linear_header(2, 3, None, (16384, 20, 0, 40000)),
+    'bad_bounds': lambda: K.linear_header(2, 3, None, (16384, 20, 0, 100), 5, 4),
+    'zero_depth': lambda: K.linear_header(2, 0),
+    'attend_rows_not_sequences': lambda: K.bind_attend(
+        K.attend_header(3, 1, 2, (16384, 14, 0, 3000), (16384, 20, 0, 100)), 4, b8(8), b8(8),
+        b8(8), b8(8)),
+    'attend_short_k': lambda: K.bind_attend(
+        K.attend_header(2, 1, 2, (16384, 14, 0, 3000), (16384, 20, 0, 100)), 4, b8(8), b8(7),
+        b8(8), b8(8)),
+    'pool_short_dst': lambda: K.bind_pool(K.pool_header(2, 3, (16384, 20, 0, 100)), 2, b8(12),
+                                          b8(5)),
     'lookup_short_table': lambda: K.lookup(b8(4), b8(4), 4, b8(255)),
-    'sum_tokens_short_out': lambda: K.sum_tokens(b8(12), i32(5), 2, 2, 3),
 }
 OUT['errors'] = devio.value_errors(calls)
 """
 
 
-def test_bad_buffers_raise_value_error_before_the_loops():
+def test_bad_buffers_raise_value_error_before_the_kernels_run():
     errors = run_device(BAD_CALL)["errors"]
     for name, message in errors.items():
         assert message != "no error", name
-    assert "holds 5 items, the shape needs 6" in errors["short_x"]
-    assert "4-byte items" in errors["out_not_int32"]
-    assert "stride 2 is shorter" in errors["stride_too_small"]
+    assert "holds 5 items, the shape needs 6" in errors["short_src"]
+    assert "4-byte items" in errors["dst_not_int32"]
+    assert "shorter than the depth" in errors["src_row_too_small"]
     assert "must be a buffer" in errors["not_a_buffer"]
-    assert "fixed_point" in errors["requant_bad_mult"]
+    assert "fixed_point" in errors["bad_mult"]
+    assert "overflow" in errors["bias_overflows"]
+    assert "not whole sequences" in errors["attend_rows_not_sequences"]
 
 
 def test_exp_tables_and_word_size():
     out = run_device("""
+import sys
 from tinyattn import kernels as K
-OUT.update(hi=list(K.EXP_HI), lo=list(K.EXP_LO), limit=K.EXP_LIMIT, ext=K.EXT)
+OUT.update(hi=list(K.EXP_HI), lo=list(K.EXP_LO), limit=K.EXP_LIMIT, ext=K.EXT,
+           bits=len(bin(sys.maxsize)) - 1)
 """)
     assert out["hi"] == ref.EXP_HI.tolist() and out["lo"] == ref.EXP_LO.tolist()
     assert out["limit"] == ref.EXP_LIMIT
-    assert out["ext"] == 32  # the unix port's viper ints are 64-bit; the board's are 32 (EXT 0)
+    # EXT sign-extends a 32-bit value in a viper int: 32 on a 64-bit port, 0 on a 32-bit one
+    assert out["ext"] == (32 if out["bits"] > 32 else 0)
 
 
-def test_kernels_modules_reject_float_buffers_cleanly():
+def test_kernels_reject_float_buffers_cleanly():
     with pytest.raises(MicroPythonError, match="ValueError"):
         run_device("""
 from tinyattn import kernels as K
-K.matmul_xwt(np.zeros((2, 3)), np.zeros((2, 3)), np.zeros((2, 2)), 2, 2, 3)
+h = K.linear_header(2, 3)
+K.bind_linear(h, np.zeros((2, 3)), 2, np.zeros((2, 3)), np.zeros((2, 2)))
 """)
