@@ -30,7 +30,7 @@ class QSequential:
 
     def __init__(self, layers):
         self.layers = list(layers)
-        self._source = self._shape = None  # the input the layers are bound to
+        self._source = self._rows = self._cols = None  # the input the layers are bound to
         self._outputs = []
         self._xq = None
 
@@ -42,18 +42,19 @@ class QSequential:
         """Bind every layer for int8 input x (rows, cols); the kernels then run unchecked."""
         self._source = None
         outputs = []
-        source, shape = x, (rows, cols)
+        source, in_rows, in_cols = x, rows, cols
         for layer in self.layers:
             x, rows, cols = layer.plan(x, rows, cols)
             outputs.append((x, rows, cols))
-        self._outputs, self._source, self._shape = outputs, source, shape
+        self._outputs = outputs
+        self._source, self._rows, self._cols = source, in_rows, in_cols
 
     def forward_int(self, x, rows, cols, trace=None):
         """Run the integer layers on int8 x; returns (buffer, rows, cols) of the last.
 
         trace: a list that gets (buffer, rows, cols) of every layer's output.
         """
-        if self._source is not x or self._shape != (rows, cols):
+        if self._source is not x or self._rows != rows or self._cols != cols:
             self.plan(x, rows, cols)
         for layer in self.layers:
             layer.run()

@@ -330,3 +330,33 @@ OUT['w'] = list(quantize_tensor(x * 0.5, 0.5, low=-127))
 """)
     assert out["q"] == [-1, 0, 1, 2, 2, 127, 127, -128, -128]
     assert out["w"] == [-1, 0, 1, 2, 2, 127, 127, -127, -127]
+
+
+def test_int8_forward_allocates_nothing_once_planned():
+    """After the first call of a shape, forward_int runs its kernels with no heap allocation
+    (buffers made once per shape, kernels called positionally)."""
+    out = run_device("""
+import gc
+from tinyattn import iris_model, Attention
+from tinyattn.quant import quantize, quantize_tensor
+model = iris_model(42)
+x = np.zeros((16, 4)) + 0.5
+qm = quantize(model, x)
+xq = quantize_tensor(x, qm.in_scale)
+attention = quantize(Attention(16, 4, seed=1), np.zeros((8, 16)) + 0.25, seq_len=8)
+aq = quantize_tensor(np.zeros((8, 16)) + 0.25, attention.in_scale)
+used = {}
+for name, run in (('iris', lambda: qm.forward_int(xq, 16, 4)),
+                  ('attention', lambda: attention.forward_int(aq, 8, 16))):
+    first = run()
+    gc.collect()
+    gc.disable()
+    before = gc.mem_alloc()
+    again = run()
+    used[name] = gc.mem_alloc() - before
+    gc.enable()
+    used[name + '_same_buffer'] = again[0] is first[0]
+OUT['used'] = used
+""", heap="8m")["used"]
+    assert out == {"iris": 0, "iris_same_buffer": True,
+                   "attention": 0, "attention_same_buffer": True}
