@@ -94,7 +94,10 @@ def from_description(description, arrays):
     try:
         for i, spec in enumerate(description["layers"]):
             layers.append(KINDS[spec["kind"]].from_spec(spec, arrays, "%d." % i))
-    except (KeyError, TypeError, IndexError) as err:
+    except KeyError as err:
+        raise ValueError("the int8 model needs %s, which its description or arrays lack"
+                         % (err,))
+    except (TypeError, IndexError) as err:
         raise ValueError("bad quantized model description: %r" % (err,))
     if not layers:
         raise ValueError("bad quantized model description: no layers")
