@@ -10,17 +10,17 @@ xtensa objdump (Debian's binutils-xtensa-lx106: it decodes the base ISA these lo
 windowed-ABI calls it does not know are decoded here). Every innermost loop (a backward branch
 whose range holds no other) is counted; a MAC is one multiply in the loop unless told.
 
-Measured from the disassembly: instructions, loads, stores, multiplies and calls in the loop
-body (static counts), load-use and multiply-use pairs (the result register read by the next
-instruction), taken branches. Assumed (ESP32-S3, Xtensa LX7, 5-stage pipeline, 240 MHz; GCC's
-Xtensa pipeline model gives the latencies): 1 cycle per instruction; loads (l32r literals
-included) and mull have a 2-cycle latency, so a use in the next instruction stalls 1 cycle;
-a taken branch costs TAKEN_BRANCH_CYCLES more. The loop's backward branch is taken every
-iteration; a forward branch inside the loop is assumed taken too (viper's compare idiom
-`movi 1; bCC ..., skip; movi 0; skip: bnez` takes it while the loop goes on; the skipped
-instruction is still counted: at most a cycle too many). Not modelled: memory wait states
-(buffers in PSRAM, flash cache misses), interrupts, and the callee of a call: a loop with a
-call gets a lower bound (shown as >=).
+Measured from the disassembly: instructions, loads, stores (and how many of them are locals in
+the stack frame), multiplies and calls in the loop body (static counts), load-use and
+multiply-use pairs (the result register read by the next instruction), taken branches.
+Assumed (ESP32-S3, Xtensa LX7, 5-stage pipeline, 240 MHz; GCC's Xtensa pipeline model gives
+the latencies): 1 cycle per instruction; loads (l32r literals included) and mull have a
+2-cycle latency, so a use in the next instruction stalls 1 cycle; a taken branch costs
+TAKEN_BRANCH_CYCLES more. The loop's backward branch is taken every iteration; a forward
+branch inside the loop is assumed taken too (viper's compare idiom `movi 1; bCC ..., skip;
+movi 0; skip: bnez` takes it while the loop goes on; the skipped instruction is still counted:
+at most a cycle too many). Not modelled: memory wait states (buffers in PSRAM, flash cache
+misses), interrupts, and the callee of a call: a loop with a call gets a lower bound (>=).
 """
 
 import argparse
@@ -52,6 +52,25 @@ CALLS = {"call0", "call4", "call8", "call12", "callx0", "callx4", "callx8", "cal
 NO_DESTINATION = STORES | CALLS | {"j", "jx", "ret", "ret.n", "retw", "retw.n", "ssr", "ssl",
                                    "ssa8l", "ssa8b", "ssai", "wsr", "wur", "nop", "nop.n",
                                    "memw", "isync", "entry"}
+
+
+ULAB_FLOAT_DOT = dict(instructions=24, loads=6, stores=0, calls=2, taken_branches=5,
+                      cycles_per_mac=36)
+"""Estimate, same model, for ulab's float `np.dot` inner loop on the ESP32-S3 (not measured).
+
+ulab (code/numpy/transform.c, transform_dot) does per MAC
+`dot += func1(array1) * func2(array2)`, each element fetched through a function pointer
+(ndarray_get_float_function: for float32 `return *(float *)data`), then steps both pointers by
+strides it re-reads from the arrays, because a call may have changed memory. With esp-idf's
+windowed ABI and the S3's FPU that is: 2 x (mov.n arg; callx8; callee entry, l32i.n, retw.n;
+wfr) = 12, madd.s = 1, and the bookkeeping the same C loop compiles to with gcc-xtensa-lx106
+-O2 (l8ui ndim, movi, sub, addx4, 3 x l32i stride/shape, 2 x add, addi, bltu) = 11: 24
+instructions, 6 loads, 5 taken branches (2 calls, 2 returns, the loop), about 1 stall
+(wfr then madd.s): 24 + 10 + ~2 = ~36 cycles/MAC; 30 to 45 with what is not modelled.
+The lx106 build (no FPU, call0 ABI) shows the loop's shape and the reloads (27 instructions,
+2 of them the pointer calls and 2 soft-float calls, __mulsf3 and __addsf3, with their argument
+moves); it does not show FPU latencies, the windowed entry/retw, or window spills.
+"""
 
 
 class ChipCostError(Exception):
@@ -343,6 +362,8 @@ class LoopCost:
     instructions: int
     loads: int
     stores: int
+    stack_loads: int
+    stack_stores: int
     stalls: int
     multiplies: int
     mul_stalls: int
@@ -408,12 +429,17 @@ def loop_cost(function, body, macs=None):
         return (body[i].mnemonic in kinds and i + 1 < len(body) and dest is not None
                 and dest in body[i + 1].reads)
 
+    def on_stack(ins):  # a local that lives in the frame: base register a1, the stack pointer
+        return ins.operands[1:2] == ["a1"]
+
     multiplies = sum(ins.mnemonic in MULTIPLIES for ins in body)
     return LoopCost(
         function=function, start=body[0].address, end=body[-1].address,
         instructions=len(body),
         loads=sum(ins.mnemonic in LOADS for ins in body),
         stores=sum(ins.mnemonic in STORES for ins in body),
+        stack_loads=sum(ins.mnemonic in LOADS and on_stack(ins) for ins in body),
+        stack_stores=sum(ins.mnemonic in STORES and on_stack(ins) for ins in body),
         stalls=sum(uses_next(i, LOADS) for i in range(len(body))),
         multiplies=multiplies,
         mul_stalls=sum(uses_next(i, MULTIPLIES) for i in range(len(body))),
@@ -444,7 +470,8 @@ def _fmt(v):
 
 def markdown_table(loops):
     """The loops as a markdown table, per iteration and per MAC."""
-    rows = ["| function | loop | instr | loads | stores | load-use stalls | mul | calls | "
+    rows = ["| function | loop | instr | loads (stack) | stores (stack) | load-use stalls | "
+            "mul | calls | "
             "MACs | instr/MAC | loads/MAC | stores/MAC | stalls/MAC | cycles/MAC | "
             "MMAC/s @%d MHz |" % CLOCK_MHZ,
             "|---|---|" + "---:|" * 13]
@@ -453,9 +480,10 @@ def markdown_table(loops):
         if lp.macs:  # a loop that calls out costs at least this much
             cycles = (">=" if lp.calls else "") + _fmt(lp.cycles_per_mac)
             rate = ("<=" if lp.calls else "") + "%.1f" % (CLOCK_MHZ / lp.cycles_per_mac)
-        rows.append("| %s | 0x%x-0x%x | %d | %d | %d | %d | %d | %s | %d | %s | %s | %s | %s | "
-                    "%s | %s |" % (
-                        lp.function, lp.start, lp.end, lp.instructions, lp.loads, lp.stores,
+        rows.append("| %s | 0x%x-0x%x | %d | %d (%d) | %d (%d) | %d | %d | %s | %d | %s | %s | "
+                    "%s | %s | %s | %s |" % (
+                        lp.function, lp.start, lp.end, lp.instructions, lp.loads,
+                        lp.stack_loads, lp.stores, lp.stack_stores,
                         lp.stalls, lp.multiplies, "%d (calls!)" % lp.calls if lp.calls else "0",
                         lp.macs, _fmt(lp.instructions_per_mac), _fmt(lp.loads_per_mac),
                         _fmt(lp.stores_per_mac), _fmt(lp.stalls_per_mac), cycles, rate))
@@ -490,6 +518,9 @@ def main(argv=None):
         print(json.dumps([lp.as_dict() for lp in loops], indent=1))
         return
     print(markdown_table(loops))
+    print("\nulab float np.dot, estimated the same way: ~%(instructions)d instructions, "
+          "%(calls)d calls, ~%(cycles_per_mac)d cycles/MAC (chipcost.ULAB_FLOAT_DOT)"
+          % ULAB_FLOAT_DOT)
     if args.show_asm:
         for lp in loops:
             print("\n%s, loop 0x%x-0x%x:\n%s" % (lp.function, lp.start, lp.end, "\n".join(lp.asm)))
