@@ -65,8 +65,9 @@ strides it re-reads from the arrays, because a call may have changed memory. Wit
 windowed ABI and the S3's FPU that is: 2 x (mov.n arg; callx8; callee entry, l32i.n, retw.n;
 wfr) = 12, madd.s = 1, and the bookkeeping the same C loop compiles to with gcc-xtensa-lx106
 -O2 (l8ui ndim, movi, sub, addx4, 3 x l32i stride/shape, 2 x add, addi, bltu) = 11: 24
-instructions, 6 loads, 5 taken branches (2 calls, 2 returns, the loop), about 1 stall
-(wfr then madd.s): 24 + 10 + ~2 = ~36 cycles/MAC; 30 to 45 with what is not modelled.
+instructions, 6 loads, 5 taken branches (2 calls, 2 returns, the loop), 1 or 2 stalls (wfr
+then madd.s, a stride used as soon as loaded): 24 + 10 + 2 = ~36 cycles/MAC; 30 to 45 with
+what is not modelled.
 The lx106 build (no FPU, call0 ABI) shows the loop's shape and the reloads (27 instructions,
 2 of them the pointer calls and 2 soft-float calls, __mulsf3 and __addsf3, with their argument
 moves); it does not show FPU latencies, the windowed entry/retw, or window spills.
