@@ -145,13 +145,14 @@ def matmul_loops():
     """The matmul kernel's innermost loops, the one with the most multiplies (its MAC loop,
     an unrolled body rather than a remainder loop) first."""
     loops = [lp for lp in chipcost.kernel_loops(KERNELS) if lp.function == MATMUL_KERNEL]
+    assert loops, "no loop in %s: set MATMUL_KERNEL to the int8 matmul's name" % MATMUL_KERNEL
     return sorted(loops, key=lambda lp: -lp.multiplies)
 
 
 @needs_objdump
 def test_matmul_kernel_loops_do_not_call_out():
     loops = matmul_loops()
-    assert loops and loops[0].multiplies >= 1, "no multiplying loop in %s" % MATMUL_KERNEL
+    assert loops[0].multiplies >= 1, "no multiplying loop in %s" % MATMUL_KERNEL
     assert all(lp.calls == 0 for lp in loops), chipcost.markdown_table(loops)
     assert loops[0].loads >= loops[0].macs  # each MAC reads at least one operand
 
