@@ -11,7 +11,8 @@ import pytest
 from tinyattn_host import chipcost
 
 KERNELS = Path(__file__).resolve().parents[2] / "device" / "tinyattn" / "kernels.py"
-MATMUL_KERNEL = "_matmul_xwt"
+MATMUL_KERNEL = "linear"
+ATTENTION_CORE = "_attend"  # its scores and P V loops are dot products too
 """The int8 matmul kernel whose inner loop has a budget (issue 10)."""
 MATMUL_BUDGET = 16
 """Instructions per MAC in that loop, at most."""
@@ -159,9 +160,15 @@ def test_matmul_kernel_loops_do_not_call_out():
 
 @needs_objdump
 def test_matmul_inner_loop_budget():
-    """Issue 10: at most 16 xtensawin instructions per MAC in the int8 matmul's MAC loop."""
+    """Issue 10: at most 16 xtensawin instructions per MAC in the int8 matmul's MAC loop,
+    and in the attention core's unrolled dot products (scores and P V)."""
     loop = matmul_loops()[0]
     assert loop.instructions_per_mac <= MATMUL_BUDGET, chipcost.markdown_table([loop])
+    core = [lp for lp in chipcost.kernel_loops(KERNELS) if lp.function == ATTENTION_CORE]
+    unrolled = [lp for lp in core if lp.multiplies == loop.multiplies]
+    assert len(unrolled) == 2, chipcost.markdown_table(core)
+    assert all(lp.instructions_per_mac <= MATMUL_BUDGET for lp in unrolled), \
+        chipcost.markdown_table(unrolled)
 
 
 @needs_objdump
