@@ -142,6 +142,7 @@ class Attention:
                 A *= self._kept
             part = ctx[q0:q1, c0:c1]
             part += np.dot(A, V[k0:k1, c0:c1])  # ctx is zero there: the product itself
+            A = None  # before the next block's weights are made
 
         self.x_cache, self.kv_cache = x, kv
         self.Q_cache, self.K_cache, self.V_cache = Q, K, V
@@ -245,7 +246,7 @@ class Attention:
             else:
                 V[k0:k1, c0:c1] = np.dot(A.transpose(), dc)
             # dS = A * (dA - rowsum(dA * A)) * scale, zero at disallowed keys
-            dA -= np.sum(dA * A, axis=1).reshape((S, 1))
+            dA -= _row_dots(dA, A)
             dA *= A
             dA *= self.scale
             if allowed is not None:
@@ -253,7 +254,8 @@ class Attention:
             dk = np.dot(dA.transpose(), q)
             Q[q0:q1, c0:c1] = np.dot(dA, k)
             K[k0:k1, c0:c1] = dk
-        A_cache = dctx = ctx = A = dA = dk = None
+            A = dA = dk = None  # before the next block's are made
+        A_cache = dctx = ctx = None
 
         source = x if kv is None else kv
         add_product(self.dWq, Q, x)
@@ -293,6 +295,17 @@ def _row_blocks(rows, cols):
     step = max(1, BLOCK_BYTES // (4 * cols))
     for r0 in range(0, rows, step):
         yield r0, min(r0 + step, rows)
+
+
+def _row_dots(a, b):
+    """The (rows, 1) column of np.sum(a * b, axis=1), a block of rows at a time (no
+    temporary as large as a)."""
+    rows, cols = a.shape
+    out = np.zeros((rows, 1))
+    for r0, r1 in _row_blocks(rows, cols):
+        part = out[r0:r1, :]
+        part += np.sum(a[r0:r1, :] * b[r0:r1, :], axis=1).reshape((r1 - r0, 1))
+    return out
 
 
 def add_product(dW, g, inputs):
