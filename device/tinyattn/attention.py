@@ -44,7 +44,7 @@ class Attention:
         self.dropout = dropout
         self.checkpoint = checkpoint
         self._kept = 1.0 / (1.0 - dropout)  # inverted dropout scales what it keeps
-        self._threshold = keep_threshold(dropout)
+        self._threshold = keep_threshold(dropout) if dropout else None
         self._keep_buf = self._keep_view = None  # the dropout mask of one block, reused
         rng = Rng(seed)
         self._dropout_rng = Rng(rng.next32())
@@ -212,8 +212,8 @@ class Attention:
         if shape != (B * S, E):
             raise ValueError("grad_out must have shape (%d, %d) like the output, got %r"
                              % (B * S, E, shape))
-        x, kv = self.x_cache, self.kv_cache
-        Q, K, V, A_cache, ctx = self.Q_cache, self.K_cache, self.V_cache, self.A_cache, self.ctx_cache
+        x, kv, A_cache, ctx = self.x_cache, self.kv_cache, self.A_cache, self.ctx_cache
+        Q, K, V = self.Q_cache, self.K_cache, self.V_cache
         self.x_cache = self.kv_cache = self.Q_cache = self.K_cache = self.V_cache = None
         self.A_cache = self.ctx_cache = None
 
