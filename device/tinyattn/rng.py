@@ -47,6 +47,19 @@ class Rng:
         self._step()
         return (self.hi * 65536.0 + self.lo) / _TWO_32
 
+    def uniform(self, low, high, count):
+        """A list of `count` floats drawn uniformly from [low, high) (uniform_matrix makes
+        arrays without such a list)."""
+        out = [0.0] * count
+        self._fill_uniform(out, low, high)
+        return out
+
+    def _fill_uniform(self, buf, low, high):
+        """buf[j] = low + (high - low) * random(), for each j in order."""
+        span = high - low
+        for j in range(len(buf)):
+            buf[j] = low + span * self.random()
+
     def fill_keep(self, keep, threshold):
         """keep[i] = 1 where random() >= p, else 0, for each byte of the bytearray `keep`;
         `threshold` = keep_threshold(p). No float is made."""
@@ -57,17 +70,15 @@ class Rng:
             keep[i] = 1 if hi > t_hi or (hi == t_hi and self.lo >= t_lo) else 0
 
     def uniform_matrix(self, rows, cols, low, high):
-        """A (rows, cols) ulab array from [low, high), low + (high - low) * random(), drawn
-        row by row into one float32 row buffer (no list of boxed floats)."""
+        """A (rows, cols) ulab array from [low, high), drawn row by row into one float32 row
+        buffer (no list of boxed floats)."""
         from ulab import numpy as np
 
-        span = high - low
         row = array.array("f", bytes(4 * cols))
         view = np.frombuffer(row, dtype=np.float).reshape((1, cols))
         out = np.zeros((rows, cols))
         for i in range(rows):
-            for j in range(cols):
-                row[j] = low + span * self.random()
+            self._fill_uniform(row, low, high)
             block = out[i:i + 1, :]
             block += view  # out is zero: the row itself
         return out
