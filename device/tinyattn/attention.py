@@ -9,10 +9,11 @@ import math
 
 from ulab import numpy as np
 
-from .rng import Rng
+from .rng import Rng, keep_threshold
 from .shapes import require_2d, require_rows
 
 MASKED_SCORE = -1e9
+BLOCK_BYTES = 2048  # the largest temporary a gradient product makes (a block of rows)
 
 
 class Attention:
@@ -43,6 +44,8 @@ class Attention:
         self.dropout = dropout
         self.checkpoint = checkpoint
         self._kept = 1.0 / (1.0 - dropout)  # inverted dropout scales what it keeps
+        self._threshold = keep_threshold(dropout) if dropout else None
+        self._keep_buf = self._keep_view = None  # the dropout mask of one block, reused
         rng = Rng(seed)
         self._dropout_rng = Rng(rng.next32())
         bound = math.sqrt(6.0 / (embed_dim + embed_dim))
@@ -127,15 +130,19 @@ class Attention:
         ctx = np.zeros((B * S, E))
         A_cache = None if self.checkpoint else np.zeros((B * H * S, S_kv))
         dropping = training and self.dropout > 0.0
-        self._dropout_state = self._dropout_rng.state if dropping else None
         rng = self._dropout_rng
-        for block, keep, q0, q1, k0, k1, c0, c1 in self._blocks(B, S, S_kv, mask, causal_keep):
-            A = self._weights(Q[q0:q1, c0:c1], K[k0:k1, c0:c1], keep)
+        self._dropout_state = rng.state() if dropping else None
+        for block, allowed, q0, q1, k0, k1, c0, c1 in self._blocks(B, S, S_kv, mask, causal_keep):
+            A = self._weights(Q[q0:q1, c0:c1], K[k0:k1, c0:c1], allowed)
             if A_cache is not None:
-                A_cache[block * S:(block + 1) * S, :] = A
+                cached = A_cache[block * S:(block + 1) * S, :]
+                cached += A  # the cache is zero there: A itself
             if dropping:
-                A = A * self._keep_block(rng, S, S_kv, self._kept)
-            ctx[q0:q1, c0:c1] = np.dot(A, V[k0:k1, c0:c1])
+                A *= self._keep_block(rng, S, S_kv)
+                A *= self._kept
+            part = ctx[q0:q1, c0:c1]
+            part += np.dot(A, V[k0:k1, c0:c1])  # ctx is zero there: the product itself
+            A = None  # before the next block's weights are made
 
         self.x_cache, self.kv_cache = x, kv
         self.Q_cache, self.K_cache, self.V_cache = Q, K, V
@@ -144,28 +151,38 @@ class Attention:
         return _project(ctx, self.Wo, self.bo)
 
     def _blocks(self, B, S, S_kv, mask, causal_keep):
-        """For each (sequence b, head h): block b*H+h, allowed keys, query rows, key rows, columns."""
+        """For each (sequence b, head h): block b*H+h, allowed keys (see _allowed), query rows,
+        key rows, columns."""
         H, D = self.num_heads, self.head_dim
         for b in range(B):
-            keep = _allowed(mask, b, causal_keep, S, S_kv)
+            allowed = _allowed(mask, b, causal_keep, S, S_kv)
             for h in range(H):
-                yield (b * H + h, keep, b * S, (b + 1) * S, b * S_kv, (b + 1) * S_kv,
+                yield (b * H + h, allowed, b * S, (b + 1) * S, b * S_kv, (b + 1) * S_kv,
                        h * D, (h + 1) * D)
 
-    def _weights(self, q, k, keep):
+    def _weights(self, q, k, allowed):
         """softmax over keys of q k^T * scale, with disallowed keys set to -1e9."""
-        scores = np.dot(q, k.transpose()) * self.scale
-        if keep is not None:
-            scores = scores * keep + (keep - 1.0) * -MASKED_SCORE
+        scores = np.dot(q, k.transpose())
+        scores *= self.scale
+        if allowed is not None:
+            keep, penalty = allowed
+            scores *= keep
+            scores += penalty
         rows = scores.shape[0]
-        e = np.exp(scores - np.max(scores, axis=1).reshape((rows, 1)))
-        return e / np.sum(e, axis=1).reshape((rows, 1))
+        scores -= np.max(scores, axis=1).reshape((rows, 1))
+        e = np.exp(scores)
+        e /= np.sum(e, axis=1).reshape((rows, 1))
+        return e
 
-    def _keep_block(self, rng, rows, cols, kept):
-        """One block of the dropout mask: `kept` where a weight stays, 0 where it drops."""
-        p = self.dropout
-        return np.array([[kept if rng.random() >= p else 0.0 for _ in range(cols)]
-                         for _ in range(rows)])
+    def _keep_block(self, rng, rows, cols):
+        """One block of the dropout mask, 1 where a weight stays, 0 where it drops: a uint8
+        view of a byte buffer that every block (and call) of this shape reuses."""
+        if self._keep_view is None or self._keep_view.shape != (rows, cols):
+            self._keep_view = self._keep_buf = None
+            self._keep_buf = bytearray(rows * cols)
+            self._keep_view = np.frombuffer(self._keep_buf, dtype=np.uint8).reshape((rows, cols))
+        rng.fill_keep(self._keep_buf, self._threshold)
+        return self._keep_view
 
     def keep_mask(self):
         """The 0/1 dropout keep-mask of the last training forward, (B*H*S, S_kv), or None."""
@@ -173,16 +190,21 @@ class Attention:
             return None
         B, S, S_kv = self._layout[:3]
         rng = Rng(0)
-        rng.state = self._dropout_state
+        rng.set_state(self._dropout_state)
         mask = np.zeros((B * self.num_heads * S, S_kv))
         for block in range(B * self.num_heads):
-            mask[block * S:(block + 1) * S, :] = self._keep_block(rng, S, S_kv, 1.0)
+            part = mask[block * S:(block + 1) * S, :]
+            part += self._keep_block(rng, S, S_kv)
         return mask
 
     # ---- backward ----------------------------------------------------------------------
     def backward(self, grad_out):
-        """Gradients of the last forward: accumulates dW*, db*; returns dx, or (dx, dkv)."""
-        if self._layout is None:
+        """Gradients of the last forward: accumulates dW*, db*; returns dx, or (dx, dkv).
+
+        Backward consumes the caches: it writes dctx over ctx, dQ, dK, dV over Q, K, V and
+        dx (dkv) over dQ (dK), a block at a time, and the layer lets them go.
+        """
+        if self.Q_cache is None:
             raise ValueError("backward() called before forward()")
         B, S, S_kv, mask, causal_keep = self._layout
         E = self.embed_dim
@@ -190,56 +212,74 @@ class Attention:
         if shape != (B * S, E):
             raise ValueError("grad_out must have shape (%d, %d) like the output, got %r"
                              % (B * S, E, shape))
+        x, kv, A_cache, ctx = self.x_cache, self.kv_cache, self.A_cache, self.ctx_cache
         Q, K, V = self.Q_cache, self.K_cache, self.V_cache
+        self.x_cache = self.kv_cache = self.Q_cache = self.K_cache = self.V_cache = None
+        self.A_cache = self.ctx_cache = None
 
-        self.dWo += np.dot(grad_out.transpose(), self.ctx_cache)
+        add_product(self.dWo, grad_out, ctx)
         if self.dbo is not None:
             self.dbo += np.sum(grad_out, axis=0)
-        dctx = np.dot(grad_out, self.Wo)
-
-        dQ = np.zeros((B * S, E))
-        dK = np.zeros((B * S_kv, E))
-        dV = np.zeros((B * S_kv, E))
+        dctx = ctx
+        for r0, r1 in _row_blocks(B * S, E):
+            dctx[r0:r1, :] = np.dot(grad_out[r0:r1, :], self.Wo)
         rng = None
         if self._dropout_state is not None:
             rng = Rng(0)
-            rng.state = self._dropout_state
-        for block, keep, q0, q1, k0, k1, c0, c1 in self._blocks(B, S, S_kv, mask, causal_keep):
+            rng.set_state(self._dropout_state)
+        for block, allowed, q0, q1, k0, k1, c0, c1 in self._blocks(B, S, S_kv, mask, causal_keep):
             q, k, v = Q[q0:q1, c0:c1], K[k0:k1, c0:c1], V[k0:k1, c0:c1]
             dc = dctx[q0:q1, c0:c1]
-            if self.A_cache is not None:
-                A = self.A_cache[block * S:(block + 1) * S, :]
+            if A_cache is not None:
+                A = A_cache[block * S:(block + 1) * S, :]
             else:
-                A = self._weights(q, k, keep)
+                A = self._weights(q, k, allowed)
             dA = np.dot(dc, v.transpose())
             if rng is not None:
-                dropped = self._keep_block(rng, S, S_kv, self._kept)
-                dV[k0:k1, c0:c1] = np.dot((A * dropped).transpose(), dc)
-                dA = dA * dropped
+                keep = self._keep_block(rng, S, S_kv)
+                dropped = A * keep
+                dropped *= self._kept
+                V[k0:k1, c0:c1] = np.dot(dropped.transpose(), dc)
+                dropped = None
+                dA *= keep
+                dA *= self._kept
             else:
-                dV[k0:k1, c0:c1] = np.dot(A.transpose(), dc)
-            dS = A * (dA - np.sum(dA * A, axis=1).reshape((S, 1))) * self.scale
-            if keep is not None:
-                dS = dS * keep
-            dQ[q0:q1, c0:c1] = np.dot(dS, k)
-            dK[k0:k1, c0:c1] = np.dot(dS.transpose(), q)
+                V[k0:k1, c0:c1] = np.dot(A.transpose(), dc)
+            # dS = A * (dA - rowsum(dA * A)) * scale, zero at disallowed keys
+            dA -= _row_dots(dA, A)
+            dA *= A
+            dA *= self.scale
+            if allowed is not None:
+                dA *= allowed[0]
+            dk = np.dot(dA.transpose(), q)
+            Q[q0:q1, c0:c1] = np.dot(dA, k)
+            K[k0:k1, c0:c1] = dk
+            A = dA = dk = None  # before the next block's are made
+        A_cache = dctx = ctx = None
 
-        source = self.x_cache if self.kv_cache is None else self.kv_cache
-        dx = self._project_back(dQ, self.x_cache, self.Wq, self.dWq, self.dbq)
-        dsource = self._project_back(dK, source, self.Wk, self.dWk, self.dbk)
-        dsource += self._project_back(dV, source, self.Wv, self.dWv, self.dbv)
-        if self.kv_cache is not None:
-            return dx, dsource
-        dx += dsource
-        return dx
-
-    @staticmethod
-    def _project_back(dproj, inputs, W, dW, db):
-        """For proj = inputs W^T + b: dW += dproj^T inputs, db += column sums; returns dinputs."""
-        dW += np.dot(dproj.transpose(), inputs)
-        if db is not None:
-            db += np.sum(dproj, axis=0)
-        return np.dot(dproj, W)
+        source = x if kv is None else kv
+        add_product(self.dWq, Q, x)
+        add_product(self.dWk, K, source)
+        add_product(self.dWv, V, source)
+        for db, dproj in ((self.dbq, Q), (self.dbk, K), (self.dbv, V)):
+            if db is not None:
+                db += np.sum(dproj, axis=0)
+        # dx = dQ Wq + (dK Wk + dV Wv): row i of each needs row i only
+        if kv is None:
+            for r0, r1 in _row_blocks(B * S, E):
+                dsource = np.dot(K[r0:r1, :], self.Wk)
+                dsource += np.dot(V[r0:r1, :], self.Wv)
+                dx = np.dot(Q[r0:r1, :], self.Wq)
+                dx += dsource
+                Q[r0:r1, :] = dx
+            return Q
+        for r0, r1 in _row_blocks(B * S, E):
+            Q[r0:r1, :] = np.dot(Q[r0:r1, :], self.Wq)
+        for r0, r1 in _row_blocks(B * S_kv, E):
+            dsource = np.dot(K[r0:r1, :], self.Wk)
+            dsource += np.dot(V[r0:r1, :], self.Wv)
+            K[r0:r1, :] = dsource
+        return Q, K
 
 
 def _project(x, W, b):
@@ -250,26 +290,60 @@ def _project(x, W, b):
     return y
 
 
+def _row_blocks(rows, cols):
+    """(r0, r1) ranges over `rows` rows of `cols` floats, each block BLOCK_BYTES at most."""
+    step = max(1, BLOCK_BYTES // (4 * cols))
+    for r0 in range(0, rows, step):
+        yield r0, min(r0 + step, rows)
+
+
+def _row_dots(a, b):
+    """The (rows, 1) column of np.sum(a * b, axis=1), a block of rows at a time (no
+    temporary as large as a)."""
+    rows, cols = a.shape
+    out = np.zeros((rows, 1))
+    for r0, r1 in _row_blocks(rows, cols):
+        part = out[r0:r1, :]
+        part += np.sum(a[r0:r1, :] * b[r0:r1, :], axis=1).reshape((r1 - r0, 1))
+    return out
+
+
+def add_product(dW, g, inputs):
+    """dW += g^T inputs (a weight's gradient), a block of dW's rows at a time, so that no
+    temporary as large as dW is made."""
+    for r0, r1 in _row_blocks(dW.shape[0], dW.shape[1]):
+        part = dW[r0:r1, :]
+        part += np.dot(g[:, r0:r1].transpose(), inputs)
+
+
 def _causal_keep(S, S_kv):
     """1 where key j <= query i, else 0: (S, S_kv)."""
-    return np.array([[1.0 if j <= i else 0.0 for j in range(S_kv)] for i in range(S)])
+    keep = np.zeros((S, S_kv))
+    for i in range(S):
+        keep[i:i + 1, :i + 1] = 1.0
+    return keep
 
 
 def _allowed(mask, b, causal_keep, S, S_kv):
-    """The (S, S_kv) 0/1 keys sequence b may attend to, or None when all are allowed."""
+    """(keep, penalty) for sequence b: keep the (S, S_kv) 0/1 keys it may attend to, penalty
+    = (keep - 1) * 1e9 the score it adds; None when all keys are allowed."""
     if mask is None:
-        return causal_keep
-    keep = np.zeros((S, S_kv)) + mask[b:b + 1, :]
-    if causal_keep is not None:
-        keep = keep * causal_keep
-    return keep
+        if causal_keep is None:
+            return None
+        keep = causal_keep
+    else:
+        keep = np.zeros((S, S_kv)) + mask[b:b + 1, :]
+        if causal_keep is not None:
+            keep *= causal_keep
+    return keep, (keep - 1.0) * -MASKED_SCORE
 
 
 def padding_mask(lengths, seq_len):
     """A (B, seq_len) mask with 1 for the first lengths[b] tokens of sequence b, 0 after."""
-    rows = []
-    for n in lengths:
+    mask = np.zeros((len(lengths), seq_len))
+    for b, n in enumerate(lengths):
         if not isinstance(n, int) or not 0 <= n <= seq_len:
             raise ValueError("each length must be an int in 0..%d, got %r" % (seq_len, n))
-        rows.append([1.0] * n + [0.0] * (seq_len - n))
-    return np.array(rows)
+        if n:
+            mask[b:b + 1, :n] = 1.0
+    return mask

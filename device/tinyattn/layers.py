@@ -11,7 +11,7 @@ import math
 
 from ulab import numpy as np
 
-from .attention import Attention
+from .attention import Attention, add_product
 from .rng import Rng
 from .shapes import require_2d, require_rows
 
@@ -55,7 +55,7 @@ class Dense:
         """dW += grad_out^T x, db += column sums of grad_out; returns dx = grad_out W."""
         x = _cached(self.x_cache)
         _require_shape("grad_out", grad_out, (x.shape[0], self.out_features))
-        self.dW += np.dot(grad_out.transpose(), x)
+        add_product(self.dW, grad_out, x)
         if self.db is not None:
             self.db += np.sum(grad_out, axis=0)
         return np.dot(grad_out, self.W)

@@ -131,3 +131,26 @@ def test_shape_errors_are_raised():
 def test_float_to_uint8_rounds_half_away_from_zero_like_c_round():
     out = run("OUT['u'] = np.array(np.array([0.5, 1.5, 2.49, 2.5, 254.5, 7.0]), dtype=np.uint8)")
     assert out["u"].tolist() == [1, 2, 2, 3, 255, 7]
+
+
+def test_frombuffer_views_a_buffer_without_copying():
+    out = run_device("""
+import array
+b = bytearray(6)
+u = np.frombuffer(b, dtype=np.uint8).reshape((2, 3))
+b[1] = 1
+b[5] = 1
+f = array.array('f', bytes(8))
+v = np.frombuffer(f, dtype=np.float).reshape((1, 2))
+f[0] = 0.375
+f[1] = -2.5
+a = np.zeros((2, 3)) + 2.5
+a *= u
+z = np.zeros((1, 2))
+z += v
+OUT['u'], OUT['scaled'], OUT['v'] = u * 1.0, a, z
+""")
+    keep = np.array([[0, 1, 0], [0, 0, 1]], dtype=np.float32)
+    assert np.array_equal(out["u"], keep)
+    assert np.array_equal(out["scaled"], np.float32(2.5) * keep)
+    assert np.array_equal(out["v"], np.array([[0.375, -2.5]]))

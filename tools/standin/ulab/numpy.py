@@ -271,6 +271,17 @@ def array(obj, dtype=float):
     return out
 
 
+def frombuffer(buf, dtype=float):
+    """A 1-D array over the memory of `buf` (no copy): a bytearray for uint8, an
+    array.array("f") for float (the stand-in keeps its items, not raw bytes)."""
+    if dtype == uint8 and isinstance(buf, bytearray):
+        return ndarray(buf, (len(buf),), dtype)
+    if dtype == float and isinstance(buf, _array.array) and len(buf) \
+            and isinstance(buf[0], _float) and len(bytes(buf)) == 4 * len(buf):
+        return ndarray(buf, (len(buf),), dtype)
+    raise TypeError("stand-in: frombuffer takes a bytearray (uint8) or array.array('f') (float)")
+
+
 def zeros(shape, dtype=float):
     if isinstance(shape, int):
         shape = (shape,)
