@@ -9,6 +9,7 @@ import math
 
 from ulab import numpy as np
 
+from .layer import Layer
 from .rng import Rng, keep_threshold
 from .shapes import require_2d, require_rows
 
@@ -16,7 +17,7 @@ MASKED_SCORE = -1e9
 BLOCK_BYTES = 2048  # the largest temporary a gradient product makes (a block of rows)
 
 
-class Attention:
+class Attention(Layer):
     """Multi-head attention: y = concat_h(softmax(Q_h K_h^T / sqrt(D)) V_h) Wo^T + bo.
 
     Q = x Wq^T + bq, K = kv Wk^T + bk, V = kv Wv^T + bv, with kv = x for self-attention.
@@ -57,9 +58,10 @@ class Attention:
         self.dWq, self.dWk, self.dWv, self.dWo = [np.zeros((E, E)) for _ in range(4)]
         self.dbq, self.dbk, self.dbv, self.dbo = [
             np.zeros(E) if use_bias else None for _ in range(4)]
-        self._clear_caches()
+        self.clear_caches()
 
-    def _clear_caches(self):
+    def clear_caches(self):
+        """Drop what the last forward kept for backward."""
         self.x_cache = self.kv_cache = None
         self.Q_cache = self.K_cache = self.V_cache = None
         self.A_cache = self.ctx_cache = None
@@ -75,11 +77,6 @@ class Attention:
             if param is not None:
                 groups.append((name, param, getattr(self, "d" + name)))
         return groups
-
-    def zero_grad(self):
-        """Set every gradient to zero."""
-        for _, _, grad in self.collect_params():
-            grad[:] = 0.0
 
     def num_params(self):
         """4E^2 + 4E parameters (4E^2 without bias)."""
@@ -196,6 +193,13 @@ class Attention:
             part = mask[block * S:(block + 1) * S, :]
             part += self._keep_block(rng, S, S_kv)
         return mask
+
+    def calibration_stats(self):
+        """max |Q|, |K|, |V| of the last forward (what int8 quantization scales from)."""
+        if self.Q_cache is None:
+            raise ValueError("calibration_stats() needs a forward() first")
+        return dict((name, float(np.max(np.maximum(a, -a)))) for name, a in
+                    (("q", self.Q_cache), ("k", self.K_cache), ("v", self.V_cache)))
 
     # ---- backward ----------------------------------------------------------------------
     def backward(self, grad_out):

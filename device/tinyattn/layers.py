@@ -1,9 +1,7 @@
 """Dense, Activation, Tokens, SelfAttention, GlobalAvgPool and Sequential on ulab arrays.
 
-Every layer has `forward(x, training=False)` and `backward(grad_out)`, which returns the
-gradient of its input; layers with weights accumulate their gradients (+=) and list them in
-`collect_params()` as (name, param, grad), like Attention. `config()` describes a layer so
-that `Sequential.from_config` can build it again (store.load uses it).
+Each keeps layer.Layer's contract and is registered, so `Sequential.from_config` can build
+it again from its `config()` (store.load uses it).
 """
 
 import gc
@@ -12,6 +10,7 @@ import math
 from ulab import numpy as np
 
 from .attention import Attention, add_product
+from .layer import Layer, build, register
 from .rng import Rng
 from .shapes import require_2d, require_rows
 
@@ -19,12 +18,15 @@ GELU_C = math.sqrt(2.0 / math.pi)
 GELU_A = 0.044715
 
 
-class Dense:
+@register
+class Dense(Layer):
     """y = x W^T + b, W (out_features, in_features), b (out_features,) or None.
 
     W is Xavier-uniform, U(-sqrt(6 / (in + out)), +sqrt(6 / (in + out))), drawn row by row
     from `seed`; b starts at zero.
     """
+
+    seeded = True
 
     def __init__(self, in_features, out_features, use_bias=True, seed=None):
         if not isinstance(in_features, int) or not isinstance(out_features, int) \
@@ -67,16 +69,17 @@ class Dense:
             groups.append(("b", self.b, self.db))
         return groups
 
-    def zero_grad(self):
-        """Set every gradient to zero."""
-        _zero(self.collect_params())
+    def clear_caches(self):
+        """Drop the input kept for backward."""
+        self.x_cache = None
 
     def config(self):
         """["Dense", in_features, out_features, use_bias]."""
         return ["Dense", self.in_features, self.out_features, self.use_bias]
 
 
-class Activation:
+@register
+class Activation(Layer):
     """Elementwise 'relu', 'gelu' (tanh approximation), 'tanh' or 'sigmoid'.
 
     gelu(x) = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); sigmoid(x) = (1 + tanh(x/2)) / 2,
@@ -123,19 +126,17 @@ class Activation:
             return grad_out * (1.0 - y * y)
         return grad_out * y * (1.0 - y)
 
-    def collect_params(self):
-        """No parameters."""
-        return []
-
-    def zero_grad(self):
-        """Nothing to reset."""
+    def clear_caches(self):
+        """Drop the input or output kept for backward."""
+        self.x_cache = self.y_cache = None
 
     def config(self):
         """["Activation", kind]."""
         return ["Activation", self.kind]
 
 
-class Tokens:
+@register
+class Tokens(Layer):
     """(B, S*E) to (B*S, E): each row split into `seq_len` tokens, the same memory (a view)."""
 
     def __init__(self, seq_len):
@@ -159,27 +160,26 @@ class Tokens:
         _require_shape("grad_out", grad_out, (B * self.seq_len, cols))
         return grad_out.reshape((B, self.seq_len * cols))
 
-    def collect_params(self):
-        """No parameters."""
-        return []
-
-    def zero_grad(self):
-        """Nothing to reset."""
-
     def config(self):
         """["Tokens", seq_len]."""
         return ["Tokens", self.seq_len]
 
 
+@register
 class SelfAttention(Attention):
     """Attention over sequences of a fixed `seq_len`, as one step of a Sequential.
 
-    Same weights, caches and backward as Attention; forward(x, training) passes seq_len.
+    Same weights, caches, dropout, checkpointing and backward as Attention; forward(x,
+    training) passes seq_len.
     """
 
-    def __init__(self, embed_dim, num_heads, seq_len, use_bias=True, seed=None):
+    seeded = True
+
+    def __init__(self, embed_dim, num_heads, seq_len, use_bias=True, dropout=0.0,
+                 checkpoint=False, seed=None):
         _require_positive("seq_len", seq_len)
-        super().__init__(embed_dim, num_heads, use_bias=use_bias, seed=seed)
+        super().__init__(embed_dim, num_heads, use_bias=use_bias, dropout=dropout,
+                         checkpoint=checkpoint, seed=seed)
         self.seq_len = seq_len
 
     def forward(self, x, training=False):
@@ -189,7 +189,7 @@ class SelfAttention(Attention):
     def backward(self, grad_out):
         """Attention's backward; then the caches are dropped, so the heap holds one set."""
         dx = Attention.backward(self, grad_out)
-        self._clear_caches()
+        self.clear_caches()
         return dx
 
     def attention_map(self, index=0):
@@ -202,11 +202,13 @@ class SelfAttention(Attention):
         return self.A_cache[index * block:(index + 1) * block, :]
 
     def config(self):
-        """["SelfAttention", embed_dim, num_heads, seq_len, use_bias]."""
-        return ["SelfAttention", self.embed_dim, self.num_heads, self.seq_len, self.use_bias]
+        """["SelfAttention", embed_dim, num_heads, seq_len, use_bias, dropout, checkpoint]."""
+        return ["SelfAttention", self.embed_dim, self.num_heads, self.seq_len, self.use_bias,
+                self.dropout, self.checkpoint]
 
 
-class GlobalAvgPool:
+@register
+class GlobalAvgPool(Layer):
     """(B*S, E) to (B, E): the mean over each sequence's S tokens."""
 
     def __init__(self, seq_len):
@@ -238,19 +240,12 @@ class GlobalAvgPool:
             dx[:, s * E:(s + 1) * E] = share
         return dx.reshape((B * S, E))
 
-    def collect_params(self):
-        """No parameters."""
-        return []
-
-    def zero_grad(self):
-        """Nothing to reset."""
-
     def config(self):
         """["GlobalAvgPool", seq_len]."""
         return ["GlobalAvgPool", self.seq_len]
 
 
-class Sequential:
+class Sequential(Layer):
     """Layers applied in order; backward runs them in reverse. `layers` is a plain list."""
 
     def __init__(self, layers):
@@ -276,9 +271,10 @@ class Sequential:
                 groups.append(("%d.%s" % (i, name), param, grad))
         return groups
 
-    def zero_grad(self):
-        """Set every gradient to zero."""
-        _zero(self.collect_params())
+    def clear_caches(self):
+        """Drop what every layer kept for backward."""
+        for layer in self.layers:
+            layer.clear_caches()
 
     def num_params(self):
         """How many numbers the parameters hold."""
@@ -291,23 +287,14 @@ class Sequential:
     @staticmethod
     def from_config(config, seed=None):
         """A Sequential built from `config()` output (fresh weights from `seed`)."""
+        if not isinstance(config, (list, tuple)) or not config:
+            raise ValueError("a model config must be a non-empty list of layers, got %r"
+                             % (config,))
         rng = Rng(seed)
         layers = []
         for spec in config:
             gc.collect()  # each layer's arrays go to the lowest free heap, not between garbage
-            kind, args = spec[0], spec[1:]
-            if kind == "Dense":
-                layers.append(Dense(*args, seed=rng.next32()))
-            elif kind == "SelfAttention":
-                layers.append(SelfAttention(*args, seed=rng.next32()))
-            elif kind == "Activation":
-                layers.append(Activation(*args))
-            elif kind == "Tokens":
-                layers.append(Tokens(*args))
-            elif kind == "GlobalAvgPool":
-                layers.append(GlobalAvgPool(*args))
-            else:
-                raise ValueError("unknown layer kind %r in the model config" % (kind,))
+            layers.append(build(spec, rng))
         return Sequential(layers)
 
 
@@ -328,6 +315,3 @@ def _require_shape(name, x, shape):
         raise ValueError("%s must have shape %r, got %r" % (name, shape, got))
 
 
-def _zero(groups):
-    for _, _, grad in groups:
-        grad[:] = 0.0

@@ -11,8 +11,8 @@ import array
 
 from . import kernels
 from .qlayers import flip
-from .qnumbers import (dequantize, fixed_point, int32_bias, int8_weights, max_abs,
-                       multiplier, quantize_tensor, scale_for, shape2)
+from .qnumbers import (dequantize, fixed_point, int32_bias, int8_weights, multiplier,
+                       quantize_tensor, scale_for, shape2)
 
 PROJECTIONS = ("q", "k", "v", "o")
 
@@ -38,7 +38,7 @@ class QAttention:
 
     @staticmethod
     def from_float(layer, stats, s_x, s_y, seq_len):
-        """From a float Attention and its calibration statistics {q, k, v: max |.|}."""
+        """From a float Attention and its calibration_stats() {q, k, v: max |.|}."""
         E, D = layer.embed_dim, layer.head_dim
         weights, biases, scales = {}, {}, {"x": s_x, "y": s_y}
         for n in PROJECTIONS:
@@ -156,9 +156,3 @@ class QAttention:
         mults = dict((k, None if v is None else tuple(v)) for k, v in spec["mults"].items())
         return QAttention(spec["E"], spec["H"], spec["seq_len"], weights, biases, mults,
                           spec["scales"])
-
-
-def calibration_stats(layer):
-    """max |Q|, |K|, |V| of the float attention's last forward (its caches)."""
-    return {"q": max_abs(layer.Q_cache), "k": max_abs(layer.K_cache),
-            "v": max_abs(layer.V_cache)}

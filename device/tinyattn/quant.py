@@ -11,7 +11,7 @@ file format (kind "quantized").
 from . import store
 from .attention import Attention
 from .layers import Activation, Dense, GlobalAvgPool, SelfAttention, Sequential, Tokens
-from .qattention import QAttention, calibration_stats
+from .qattention import QAttention
 from .qlayers import QActivation, QDense, QGlobalAvgPool, QTokens
 from .qnumbers import (dequantize, fixed_point, int32_bias, int8_weights, max_abs,  # noqa: F401
                        multiplier, quantize_into, quantize_tensor, scale_for, shape2)
@@ -184,7 +184,7 @@ def _calibrate(layers, x, seq_len):
         else:
             x = layer.forward(x)
         if isinstance(layer, Attention):
-            st.update(calibration_stats(layer))
+            st.update(layer.calibration_stats())
         st["out"] = max_abs(x)
         stats.append(st)
     return stats

@@ -1,0 +1,47 @@
+"""The contract of a float layer, and the one registry that builds layers from a config.
+
+Every layer has `forward(x, training=False)` and `backward(grad_out)` (the gradient of its
+input; gradients of parameters accumulate, +=), `collect_params()` -> [(name, param, grad)],
+`zero_grad()`, `config()` -> [kind, *constructor arguments] and `clear_caches()`, which drops
+what forward kept for backward. `Layer` gives the defaults of a layer without parameters.
+"""
+
+KINDS = {}
+"""kind -> class, for Sequential.from_config (and store.load): filled by @register."""
+
+
+class Layer:
+    """Defaults: no parameters, nothing cached. `seeded`: the constructor takes seed=."""
+
+    seeded = False
+
+    def collect_params(self):
+        """The (name, param, grad) groups an optimizer updates."""
+        return []
+
+    def zero_grad(self):
+        """Set every gradient to zero."""
+        for _, _, grad in self.collect_params():
+            grad[:] = 0.0
+
+    def clear_caches(self):
+        """Drop what the last forward kept for backward."""
+
+
+def register(cls):
+    """Class decorator: config entries [cls.__name__, *args] build cls(*args)."""
+    KINDS[cls.__name__] = cls
+    return cls
+
+
+def build(spec, rng):
+    """The layer of one config entry [kind, *args]; a seeded one takes seed=rng.next32()."""
+    if not isinstance(spec, (list, tuple)) or not spec or not isinstance(spec[0], str):
+        raise ValueError("a layer config must be [kind, *args], got %r" % (spec,))
+    cls = KINDS.get(spec[0])
+    if cls is None:
+        raise ValueError("unknown layer kind %r in the model config (known: %s)"
+                         % (spec[0], ", ".join(sorted(KINDS))))
+    if cls.seeded:
+        return cls(*spec[1:], seed=rng.next32())
+    return cls(*spec[1:])
