@@ -12,42 +12,16 @@ from tinyattn_host.unixport import MicroPythonError
 
 DUMP = """
 def dump_layers(qm):
-    layers = []
-    for layer in qm.layers:
-        arrays = {}
-        for entry in layer.arrays(''):
-            arrays[entry[0]] = list(entry[1])
-        layers.append({'spec': layer.spec(), 'arrays': arrays})
-    return layers
+    arrays = {}
+    for name, buf, code, shape in qm.named_arrays():
+        arrays[name] = list(buf)
+    return {'specs': qm.description()['layers'], 'arrays': arrays}
 """
 
 
 def reference_layers(dumped):
-    """The device's quantized layers (spec and integer arrays) as integer.sequential wants."""
-    layers = []
-    for entry in dumped:
-        spec, arrays = entry["spec"], entry["arrays"]
-        kind = spec["kind"]
-        layer = {"kind": kind}
-        if kind == "Dense":
-            layer.update(W=np.array(arrays["W"]).reshape(spec["out"], spec["in"]),
-                         b=None if "b" not in arrays else np.array(arrays["b"]),
-                         mult=spec["mult"])
-        elif kind == "Activation":
-            layer["table"] = np.array(arrays["table"])
-        elif kind in ("Tokens", "GlobalAvgPool"):
-            layer.update(seq_len=spec["seq_len"], mult=spec.get("mult"))
-        else:
-            E = spec["E"]
-            layer.update(E=E, H=spec["H"], seq_len=spec["seq_len"])
-            for n in "qkvo":
-                layer["W" + n] = np.array(arrays["W" + n]).reshape(E, E)
-                layer["b" + n] = None if "b" + n not in arrays else np.array(arrays["b" + n])
-            mults = spec["mults"]
-            for n in ("q", "k", "v", "score", "ctx", "out"):
-                layer["mult_" + n] = mults[n]
-        layers.append(layer)
-    return layers
+    """The device's quantized layers (specs and integer arrays) as integer.sequential wants."""
+    return ref.layers_from_specs(dumped["specs"], dumped["arrays"])
 
 
 # ---- attention alone: every intermediate --------------------------------------------------
@@ -143,7 +117,7 @@ def test_quantized_attention_matches_reference_bit_for_bit(c):
     np.testing.assert_array_equal(np.array(out["y"]), got["acc"].ravel())
 
     # the input quantization: round half up of x / s_x (device float), saturated
-    s_x = out["layers"][0]["spec"]["scales"]["x"]
+    s_x = out["layers"]["specs"][0]["scales"]["x"]
     assert np.max(np.abs(xq - np.clip(np.floor(inputs["x"] / s_x + 0.5), -128, 127))) <= 1
 
     # and the int8 layer stays near the float one it was made from. With x_range 4 the

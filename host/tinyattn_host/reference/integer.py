@@ -283,3 +283,39 @@ def worst_case_score_rows(rows, keys, head_dim):
     extreme = head_dim * 128 * 128
     return np.where((np.arange(rows)[:, None] + np.arange(keys)[None, :]) % 2 == 0,
                     extreme, -extreme).astype(np.int32)
+
+
+def layers_from_specs(specs, arrays):
+    """The layer dicts `sequential` takes, from the device's int8 layer specs (QSequential's
+    description()["layers"]) and their arrays by name ("<index>.<name>", int8 weights)."""
+    layers = []
+    for i, spec in enumerate(specs):
+        kind, p = spec["kind"], "%d." % i
+        layer = {"kind": kind}
+        if kind == "Dense":
+            layer.update(W=np.asarray(arrays[p + "W"]).reshape(spec["out"], spec["in"]),
+                         b=_optional(arrays, p + "b"), mult=_mult(spec["mult"]))
+        elif kind == "Activation":
+            layer["table"] = np.asarray(arrays[p + "table"])
+        elif kind in ("Tokens", "GlobalAvgPool"):
+            layer.update(seq_len=spec["seq_len"], mult=_mult(spec.get("mult")))
+        elif kind == "SelfAttention":
+            E = spec["E"]
+            layer.update(E=E, H=spec["H"], seq_len=spec["seq_len"])
+            for n in "qkvo":
+                layer["W" + n] = np.asarray(arrays[p + "W" + n]).reshape(E, E)
+                layer["b" + n] = _optional(arrays, p + "b" + n)
+            for n, value in spec["mults"].items():
+                layer["mult_" + n] = _mult(value)
+        else:
+            raise ValueError("unknown int8 layer kind %r" % (kind,))
+        layers.append(layer)
+    return layers
+
+
+def _optional(arrays, name):
+    return None if arrays.get(name) is None else np.asarray(arrays[name])
+
+
+def _mult(value):
+    return None if value is None else tuple(value)
