@@ -20,6 +20,8 @@ DIGITS_CONFIG = [
 ]
 PIXEL_MAX = 16.0
 ROWS = 1797
+BATCH_SIZE = 16
+SCHEDULE = ((12, 2e-3), (4, 5e-4), (4, 1e-4))  # (epochs, Adam's lr) phases, one Adam
 
 
 def digits_model(seed=42):
@@ -66,17 +68,27 @@ def load_digits(path="digits.csv", test_ratio=0.2, seed=42, rows=ROWS):
     return Dataset(X_train, y_train), Dataset(X_test, y_test)
 
 
-def train_digits(path="digits.csv", epochs=30, batch_size=32, lr=3e-3, seed=42, log_every=5):
-    """Load, train (Adam) and evaluate the digits model; returns (model, accuracy, seconds)."""
+def train_digits(path="digits.csv", schedule=SCHEDULE, batch_size=BATCH_SIZE, seed=42,
+                 log_every=4):
+    """Load, train and evaluate the digits model; returns (model, accuracy, seconds).
+
+    One Adam through the phases of `schedule`; phase k shuffles with seed + k.
+    """
     from .model import evaluate, train
+    from .optim import Adam
 
     train_set, test_set = load_digits(path, seed=seed)
     model = digits_model(seed)
     print("training the digits model: %d parameters, %d train rows, %d test rows"
           % (model.num_params(), len(train_set), len(test_set)))
-    history = train(model, train_set, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed,
-                    log_every=log_every)
+    optimizer = Adam(model.collect_params(), lr=schedule[0][1])
+    seconds = 0.0
+    for k, (epochs, lr) in enumerate(schedule):
+        optimizer.lr = lr
+        print("phase %d: %d epochs at lr %g" % (k + 1, epochs, lr))
+        seconds += train(model, train_set, epochs=epochs, batch_size=batch_size, seed=seed + k,
+                         optimizer=optimizer, log_every=log_every)["seconds"]
     accuracy = evaluate(model, test_set, batch_size)
     print("test accuracy %.2f%% (%d of %d) after %.1f s of training"
-          % (100 * accuracy, round(accuracy * len(test_set)), len(test_set), history["seconds"]))
-    return model, accuracy, history["seconds"]
+          % (100 * accuracy, round(accuracy * len(test_set)), len(test_set), seconds))
+    return model, accuracy, seconds

@@ -16,7 +16,6 @@ from .unixport import DEVICE_DIR, ROOT
 
 DIGITS_CSV = ROOT / "data" / "digits.csv"
 TEST_RATIO = 0.2
-EPOCHS, BATCH_SIZE, LR = 30, 32, 3e-3
 
 
 def _device_module():
@@ -64,17 +63,22 @@ def init_params(config, seed):
     return {k: v.astype(np.float32).astype(np.float64) for k, v in params.items()}
 
 
-def train_host(epochs=EPOCHS, batch_size=BATCH_SIZE, lr=LR, seed=42, config=DIGITS_CONFIG,
-               log=None):
-    """Train with the reference (Adam; per epoch the device's shuffle of Rng(seed)); returns
-    (params, test accuracy, epoch losses)."""
+def train_host(schedule=DEVICE.SCHEDULE, batch_size=DEVICE.BATCH_SIZE, seed=42,
+               config=DIGITS_CONFIG, log=None):
+    """Train with the reference as the device's train_digits does (one Adam through the
+    (epochs, lr) phases; phase k shuffles with seed + k); returns (params, test accuracy,
+    epoch losses)."""
     X_train, y_train, X_test, y_test = split(*load_digits(), seed)
     params = init_params(config, seed)
-    losses = train(config, params, X_train, y_train, epochs=epochs, batch_size=batch_size,
-                   seed=seed, optimizer=Adam(lr=lr))
+    optimizer = Adam(lr=schedule[0][1])
+    losses = []
+    for k, (epochs, lr) in enumerate(schedule):
+        optimizer.lr = lr
+        losses += train(config, params, X_train, y_train, epochs=epochs, batch_size=batch_size,
+                        seed=seed + k, optimizer=optimizer)
     if log:
         for epoch, loss in enumerate(losses, 1):
-            log("epoch %3d/%d  loss %.4f" % (epoch, epochs, loss))
+            log("epoch %3d/%d  loss %.4f" % (epoch, len(losses), loss))
     return params, accuracy(config, params, X_test, y_test), losses
 
 

@@ -1,4 +1,4 @@
-"""The import-torch and export-torch commands of `python -m tinyattn_host`."""
+"""The import-torch, export-torch and check-model commands of `python -m tinyattn_host`."""
 
 import sys
 
@@ -15,6 +15,12 @@ def add_statedict_commands(commands):
     exp.add_argument("model", help="a tinyattn model file")
     exp.add_argument("-o", "--out", required=True, help="the .npz to write")
     exp.add_argument("--layers", help="JSON description (default: the one import-torch kept)")
+    chk = commands.add_parser("check-model", help="run a model file on the board against the "
+                                                  "NumPy reference")
+    chk.add_argument("model", help="a tinyattn model file")
+    chk.add_argument("inputs", help=".npy of input rows (rows, features)")
+    chk.add_argument("--port", help="serial port of a board (default: start a virtual board)")
+    chk.add_argument("--batch-size", type=int, default=16)
 
 
 def import_torch(args):
@@ -40,4 +46,26 @@ def export_torch(args):
     return 0
 
 
-STATEDICT_COMMANDS = {"import-torch": import_torch, "export-torch": export_torch}
+def check_model_command(args):
+    """Run check-model; exit code 0 when device and reference agree, 1 if not, 2 for a board
+    problem."""
+    import numpy as np
+
+    from .board import Board, BoardError
+    from .model_check import check_model
+
+    try:
+        X = np.load(args.inputs)
+        with Board(port=args.port) as board:
+            ok, _ = check_model(board.start_link(), args.model, X, args.batch_size)
+    except BoardError as err:
+        print("error: %s" % err, file=sys.stderr)
+        return 2
+    except (OSError, ValueError) as err:
+        print("error: %s" % err, file=sys.stderr)
+        return 1
+    return 0 if ok else 1
+
+
+STATEDICT_COMMANDS = {"import-torch": import_torch, "export-torch": export_torch,
+                      "check-model": check_model_command}
