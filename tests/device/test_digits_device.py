@@ -4,11 +4,11 @@ real ulab only, the whole training run (a measurement, minutes long: see README)
 import numpy as np
 import pytest
 
+from checks import assert_value_error
 from device_runner import run_device
 from tinyattn_host import unixport
 from tinyattn_host.digits import DIGITS_CONFIG, DIGITS_CSV, load_digits
 from tinyattn_host.reference.training import split_indices
-from tinyattn_host.unixport import MicroPythonError
 
 
 def test_loader_splits_as_the_host_does(tmp_path):
@@ -35,9 +35,8 @@ except ValueError as err:
 def test_loader_refuses_another_file(tmp_path):
     other = tmp_path / "iris.csv"
     other.write_text("150,4,setosa,versicolor,virginica\n5.1,3.5,1.4,0.2,0\n")
-    with pytest.raises(MicroPythonError) as err:
-        run_device(f"from tinyattn.digits import load_digits\nload_digits({str(other)!r})")
-    assert err.value.kind == "ValueError" and "not digits.csv" in err.value.message
+    assert_value_error(run_device, f"from tinyattn.digits import load_digits\nload_digits({str(other)!r})",
+                       ["not digits.csv"])
 
 
 @pytest.mark.skipif(not unixport.has_ulab(unixport.interpreter()),

@@ -3,6 +3,7 @@ exported back: the device against the reference fed PyTorch's arrays by hand-wri
 
 import numpy as np
 
+from checks import rel
 from device_runner import run_device
 from torch_layout import description, model_state, tinyattn_params
 from tinyattn_host.reference.layers import sequential_forward
@@ -11,10 +12,6 @@ from tinyattn_host.statedict import export_npz, import_npz
 
 SHAPE = dict(S=4, F_in=3, E=8, F=16, classes=3, layers=2)
 TOL = 1e-4
-
-
-def rel(got, want):
-    return np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30)
 
 
 def test_import_run_fine_tune_export(tmp_path):
