@@ -78,13 +78,28 @@ class TransformerEncoderLayer:
         return self.linear1.backward(self.activation.backward(self.linear2.backward(g)))
 
     def backward(self, grad_out):
-        """Gradients of the last forward (accumulated in every part); returns dx."""
+        """Gradients of the last forward (accumulated in every part); returns dx. Then the
+        caches are dropped, so that the next forward does not find the last one's in the heap."""
         if self.norm_first:
             dh = grad_out + self.norm2.backward(self._ff_back(grad_out))
-            return dh + self.norm1.backward(self.self_attn.backward(dh))
-        d = self.norm2.backward(grad_out)
-        dh = self.norm1.backward(d + self._ff_back(d))
-        return dh + self.self_attn.backward(dh)
+            dx = dh + self.norm1.backward(self.self_attn.backward(dh))
+        else:
+            d = self.norm2.backward(grad_out)
+            dh = self.norm1.backward(d + self._ff_back(d))
+            dx = dh + self.self_attn.backward(dh)
+        self._drop_caches()
+        return dx
+
+    def _drop_caches(self):
+        self.self_attn._clear_caches()
+        self.linear1.x_cache = self.linear2.x_cache = None
+        self.activation.x_cache = None
+        if isinstance(self.activation, Gelu):
+            self.activation.cdf_cache = None
+        else:
+            self.activation.y_cache = None
+        for norm in (self.norm1, self.norm2):
+            norm.xhat_cache = norm.inv_cache = None
 
     def collect_params(self):
         """(name, param, grad) of every part, named "<part>.<name>", e.g. "linear1.W"."""

@@ -210,6 +210,8 @@ for name, p, g in m.collect_params():
     ("TransformerEncoderLayer(8, 2, 16, seq_len=4).forward(np.zeros((4, 8)), mask=np.zeros((2, 4)))",
      ["mask", "(1, 4)"]),
     ("Sequential.from_config([['Conv', 3]])", ["unknown layer kind", "Conv"]),
+    ("l = TransformerEncoderLayer(8, 2, 16, seq_len=4); y = l.forward(np.zeros((4, 8)) + 1.0); "
+     "l.backward(y); l.backward(y)", ["backward() called before forward()"]),  # caches dropped
 ])
 def test_bad_input_gets_a_clear_value_error(code, words):
     assert_value_error(run, code, words)
