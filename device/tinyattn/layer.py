@@ -6,8 +6,13 @@ input; gradients of parameters accumulate, +=), `collect_params()` -> [(name, pa
 what forward kept for backward. `Layer` gives the defaults of a layer without parameters.
 """
 
-KINDS = {}
-"""kind -> class, for Sequential.from_config (and store.load): filled by @register."""
+KINDS = {
+    "Dense": "layers", "Activation": "layers", "Tokens": "layers", "SelfAttention": "layers",
+    "GlobalAvgPool": "layers", "LayerNorm": "layernorm", "PositionalEmbedding": "positional",
+    "Gelu": "gelu", "TransformerEncoderLayer": "encoder",
+}
+"""Every layer kind a config may name -> the module of tinyattn that defines its class (imported
+on first use, so a model pays the heap of the modules it uses only)."""
 
 
 class Layer:
@@ -28,20 +33,16 @@ class Layer:
         """Drop what the last forward kept for backward."""
 
 
-def register(cls):
-    """Class decorator: config entries [cls.__name__, *args] build cls(*args)."""
-    KINDS[cls.__name__] = cls
-    return cls
-
-
 def build(spec, rng):
     """The layer of one config entry [kind, *args]; a seeded one takes seed=rng.next32()."""
     if not isinstance(spec, (list, tuple)) or not spec or not isinstance(spec[0], str):
         raise ValueError("a layer config must be [kind, *args], got %r" % (spec,))
-    cls = KINDS.get(spec[0])
-    if cls is None:
+    kind = spec[0]
+    module = KINDS.get(kind)
+    if module is None:
         raise ValueError("unknown layer kind %r in the model config (known: %s)"
-                         % (spec[0], ", ".join(sorted(KINDS))))
+                         % (kind, ", ".join(sorted(KINDS))))
+    cls = getattr(__import__("tinyattn." + module, None, None, [kind]), kind)
     if cls.seeded:
         return cls(*spec[1:], seed=rng.next32())
     return cls(*spec[1:])

@@ -1,7 +1,7 @@
 """Dense, Activation, Tokens, SelfAttention, GlobalAvgPool and Sequential on ulab arrays.
 
-Each keeps layer.Layer's contract and is registered, so `Sequential.from_config` can build
-it again from its `config()` (store.load uses it).
+Each keeps layer.Layer's contract and is named in layer.KINDS, so `Sequential.from_config`
+can build it again from its `config()` (store.load uses it).
 """
 
 import gc
@@ -10,7 +10,7 @@ import math
 from ulab import numpy as np
 
 from .attention import Attention, add_product
-from .layer import Layer, build, register
+from .layer import Layer, build
 from .rng import Rng
 from .shapes import require_2d, require_rows
 
@@ -18,7 +18,6 @@ GELU_C = math.sqrt(2.0 / math.pi)
 GELU_A = 0.044715
 
 
-@register
 class Dense(Layer):
     """y = x W^T + b, W (out_features, in_features), b (out_features,) or None.
 
@@ -78,7 +77,6 @@ class Dense(Layer):
         return ["Dense", self.in_features, self.out_features, self.use_bias]
 
 
-@register
 class Activation(Layer):
     """Elementwise 'relu', 'gelu' (tanh approximation), 'tanh' or 'sigmoid'.
 
@@ -135,7 +133,6 @@ class Activation(Layer):
         return ["Activation", self.kind]
 
 
-@register
 class Tokens(Layer):
     """(B, S*E) to (B*S, E): each row split into `seq_len` tokens, the same memory (a view)."""
 
@@ -165,7 +162,6 @@ class Tokens(Layer):
         return ["Tokens", self.seq_len]
 
 
-@register
 class SelfAttention(Attention):
     """Attention over sequences of a fixed `seq_len`, as one step of a Sequential.
 
@@ -207,7 +203,6 @@ class SelfAttention(Attention):
                 self.dropout, self.checkpoint]
 
 
-@register
 class GlobalAvgPool(Layer):
     """(B*S, E) to (B, E): the mean over each sequence's S tokens."""
 

@@ -1,9 +1,11 @@
-"""python -m tinyattn_host run [--port P] [--batch-size N] [--report DIR]: the check of `make run`."""
+"""python -m tinyattn_host run [--port P] [--batch-size N] [--report DIR]: the check of `make run`;
+import-torch / export-torch: PyTorch state_dicts (.npz) to and from model files."""
 
 import argparse
 import sys
 
 from .board import Board, BoardError
+from .statedict_cli import STATEDICT_COMMANDS, add_statedict_commands
 
 
 def main(argv=None):
@@ -17,7 +19,13 @@ def main(argv=None):
     run.add_argument("--deploy", choices=("auto", "always", "never"), default="auto",
                      help="copy device/tinyattn to the board: when its version differs (auto)")
     run.add_argument("--seed", type=int, default=42)
+    run.add_argument("--digits-rows", type=int, metavar="N",
+                     help="digits test rows to send (default all; 64 on the ulab stand-in); "
+                          "0: no digits check")
+    add_statedict_commands(commands)
     args = parser.parse_args(argv)
+    if args.command in STATEDICT_COMMANDS:
+        return STATEDICT_COMMANDS[args.command](args)
     if args.batch_size < 1:
         parser.error("--batch-size must be at least 1")
     from .harness import Check, write_report
@@ -27,7 +35,8 @@ def main(argv=None):
             info = board.info
             print("device: MicroPython %s, ulab %s, tinyattn %s, %d bytes free"
                   % (info["micropython"], info["ulab"], info["tinyattn"], info["free"]))
-            check = Check(board, batch_size=args.batch_size, seed=args.seed)
+            check = Check(board, batch_size=args.batch_size, seed=args.seed,
+                          digits=True if args.digits_rows is None else args.digits_rows)
             summary = check.run()
     except BoardError as err:
         print("error: %s" % err, file=sys.stderr)

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from . import protocol
+from . import digits_check, protocol
 from .board import DeviceReset
 from .reference import integer
 from .reference.layers import sequential_forward
@@ -58,21 +58,24 @@ class Summary:
     train_step: dict = field(default_factory=dict)
     resets: int = 0
     seconds: float = 0.0
+    digits: dict = field(default_factory=dict)  # digits_check.check_digits, when run
 
     @property
     def ok(self):
         return bool(self.batches) and all(b.ok for b in self.batches) \
-            and self.train_step.get("ok", False)
+            and self.train_step.get("ok", False) and self.digits.get("ok", True)
 
     def line(self):
         rows = sum(b.rows for b in self.batches)
         worst = max((b.float_max_err for b in self.batches), default=float("nan"))
         agree = sum(b.float_agree for b in self.batches)
         exact = sum(b.int8_exact for b in self.batches)
+        digits = "%s; " % digits_check.summary_line(self.digits) if self.digits else ""
         return ("%s: float max |err| %.2e, classes agree %d/%d; int8 bit-exact %d/%d; "
-                "train step max |err| %.2e; %d reset(s); %.1f s"
+                "train step max |err| %.2e; %s%d reset(s); %.1f s"
                 % ("PASS" if self.ok else "FAIL", worst, agree, rows, exact, rows,
-                   self.train_step.get("max_err", float("nan")), self.resets, self.seconds))
+                   self.train_step.get("max_err", float("nan")), digits, self.resets,
+                   self.seconds))
 
 
 # ---- data and models ---------------------------------------------------------------------
@@ -173,8 +176,9 @@ class Check:
     """Runs the whole check over `board` (a board.Board with its link started)."""
 
     def __init__(self, board, batch_size=16, seed=42, out=print, progress=True,
-                 on_batch=None):
+                 on_batch=None, digits=False):
         self.board = board
+        self.digits = digits  # the digits model too (digits_check.py): True, or a row count
         self.batch_size = batch_size
         self.seed = seed
         self.out = out
@@ -195,6 +199,9 @@ class Check:
         for name, params in models:
             self._check_model(name, params, X)
         self._check_train_step(models[0][1], X, y)
+        if self.digits:
+            rows = None if self.digits is True else self.digits
+            self.summary.digits = digits_check.check_digits(self, rows)
         self.summary.seconds = time.monotonic() - start
         return self.summary
 
@@ -304,6 +311,7 @@ def write_report(directory, summary, samples):
         "ok": summary.ok, "line": summary.line(), "device": summary.device,
         "resets": summary.resets, "seconds": summary.seconds, "train_step": summary.train_step,
         "batches": [dict(asdict(b), ok=b.ok) for b in summary.batches],
+        "digits": summary.digits,
     }
     (directory / "summary.json").write_text(json.dumps(data, indent=1))
     written = [directory / "summary.json"]
