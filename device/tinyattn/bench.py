@@ -4,8 +4,8 @@ Prints each result as it is measured, one line each: benchplan.MARK and a JSON o
 "kind" is "header", "largest" (with a "trial" line per S tried), "attention", "iris" or
 "done". `make bench` (tinyattn_host.bench) renders them as tables and plots. Public API only.
 
-Timing: a warm-up call, then up to `repeats` calls (at least 3, fewer when they would pass
-`cap` seconds), the median. A call predicted to take over `cap` seconds (from the path's time
+Timing: the paths of a shape take turns (see medians): a warm-up call each, then up to
+`repeats` rounds (at least 3, fewer when a call would pass `cap` seconds), the medians. A call predicted to take over `cap` seconds (from the path's time
 per multiply-add on the last shape measured) is "skip"; one that raises MemoryError is "OOM".
 Nothing is asserted: speed is reported, never tested.
 """
@@ -39,37 +39,53 @@ def _seconds(call):
     return time.ticks_diff(time.ticks_us(), start) / 1e6
 
 
-def median_seconds(call, repeats=5, budget=1.0):
-    """Median seconds of call(): a warm-up call, then up to `repeats` calls (at least 3),
-    fewer when they would take more than `budget` seconds. Returns (median, calls timed)."""
-    gc.collect()
-    first = _seconds(call)
-    runs = max(3, min(repeats, int(budget / max(first, 1e-6))))
-    times = []
-    for _ in range(runs):
+def medians(calls, repeats=5, budget=1.0):
+    """{name: (median seconds, calls timed) or OOM} of each call of the dict `calls`: a
+    warm-up call each, then up to `repeats` rounds (at least 3, fewer when a round would
+    pass `budget` seconds) calling them in turn, so that a change of machine load falls on
+    every call alike and their ratios hold."""
+    found, times = {}, {}
+    for name, call in calls.items():
         gc.collect()
-        times.append(_seconds(call))
-    times.sort()
-    middle = len(times) // 2
-    median = times[middle] if len(times) % 2 else (times[middle - 1] + times[middle]) / 2
-    return median, runs
-
-
-def _timed(row, path, call, units, repeats, cap, rates):
-    """Put path's median ms (or OOM / skip) in row; rates: seconds per unit of each path."""
-    rate = rates.get(path)
-    if call is None:
-        row[path] = OOM
-    elif rate is not None and rate * units > cap:
-        row[path] = SKIP
-    else:
         try:
-            seconds, row["runs"][path] = median_seconds(call, repeats, cap)
+            times[name] = [_seconds(call)]
         except MemoryError:
-            row[path] = OOM
-            return
-        rates[path] = seconds / units
-        row[path] = seconds * 1000.0
+            found[name] = OOM
+    rounds = max(3, min(repeats, int(budget / max(sum(t[0] for t in times.values()), 1e-6))))
+    for _ in range(rounds if times else 0):
+        for name in times:
+            gc.collect()
+            times[name].append(_seconds(calls[name]))
+    for name, seconds in times.items():
+        seconds = sorted(seconds[1:])
+        middle = len(seconds) // 2
+        found[name] = (seconds[middle] if len(seconds) % 2 else
+                       (seconds[middle - 1] + seconds[middle]) / 2, rounds)
+    return found
+
+
+def _timed(row, calls, units, repeats, cap, rates):
+    """Put the median ms (or OOM / skip) of each of `calls` in row, timed in turns (see
+    medians); units: the work of each call, rates: seconds per unit of each so far."""
+    todo = {}
+    for name, call in calls.items():
+        rate = rates.get(name)
+        if call is None:
+            row[name] = OOM
+        elif rate is not None and rate * units[name] > cap:
+            row[name] = SKIP
+        else:
+            todo[name] = call
+    try:
+        found = medians(todo, repeats, cap * len(todo))
+    except MemoryError:
+        found = dict((name, OOM) for name in todo)
+    for name, value in found.items():
+        if value == OOM:
+            row[name] = OOM
+        else:
+            rates[name] = value[0] / units[name]
+            row[name], row["runs"][name] = value[0] * 1000.0, value[1]
 
 
 def header():
@@ -145,9 +161,8 @@ def attention(B, S, E, H, repeats=5, cap=1.0, rates=None):
     except MemoryError:
         pass
     work = macs(B, S, E)
-    for path in PATHS:
-        units = work * (3 if "bwd" in path else 1)
-        _timed(row, path, calls[path], units, repeats, cap, rates)
+    units = dict((path, work * (3 if "bwd" in path else 1)) for path in PATHS)
+    _timed(row, calls, units, repeats, cap, rates)
     calls = layer = lean = qmodel = None
     gc.collect()
     for key, checkpoint in (("held", False), ("held_ckpt", True)):
@@ -171,17 +186,17 @@ def iris(repeats=5, cap=1.0):
     train_set, test_set = load_iris().split(0.2, seed=42)
     model = iris_model(42)
     optimizer = Adam(model.collect_params(), lr=1e-3)
-    epoch, runs = median_seconds(lambda: train(model, train_set, epochs=1, optimizer=optimizer,
-                                               log_every=0), repeats, cap)
-    records = [{"kind": "iris_train", "rows": len(train_set), "batch": 16,
-                "ms": epoch * 1000.0, "runs": runs}]
+    epoch = {"kind": "iris_train", "rows": len(train_set), "batch": 16, "runs": {}}
+    _timed(epoch, {"ms": lambda: train(model, train_set, epochs=1, optimizer=optimizer,
+                                       log_every=0)}, {"ms": 1}, repeats, cap, {})
+    records = [epoch]
     qmodel = quantize(model, train_set.X)
     for batch in IRIS_BATCHES:
         x = test_set.X[0:batch, :]
         row = {"kind": "iris", "batch": batch, "runs": {}}
-        rates = {}
-        _timed(row, "float_fwd", lambda: model.forward(x), 1, repeats, cap, rates)
-        _timed(row, "int8_fwd", lambda: qmodel.forward(x), 1, repeats, cap, rates)
+        _timed(row, {"float_fwd": lambda: model.forward(x),
+                     "int8_fwd": lambda: qmodel.forward(x)},
+               {"float_fwd": 1, "int8_fwd": 1}, repeats, cap, {})
         records.append(row)
     return records
 

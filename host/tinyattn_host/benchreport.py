@@ -29,6 +29,12 @@ How it measures (the device side is the `tinyattn.bench` mip package; the host r
 """
 
 
+LABELS = {"float_fwd": "float forward", "float_fwd_bwd": "float forward + backward",
+          "float_fwd_bwd_ckpt": "float f + b, checkpoint", "int8_fwd": "int8 forward",
+          "cache_bytes": "cache_bytes()", "held": "held after forward",
+          "cache_bytes_ckpt": "cache_bytes(), checkpoint", "held_ckpt": "held, checkpoint"}
+
+
 def _ms(v):
     if not isinstance(v, float):
         return "-" if v is None else str(v)
@@ -108,7 +114,7 @@ def section(results, plot_name):
     out += table(("case", "float ms", "int8 ms", "float / int8"),
                  [(c, _ms(f), _ms(q), _ratio(f, q)) for c, f, q in speedups(results)])
     # chip-cost table (issue 10): the lead wires chipcost.markdown_table(kernel_loops(...)) here
-    rows = results["attention"]
+    rows = sorted(results["attention"], key=lambda r: (r["B"], r["E"], r["H"], r["S"]))
     out += ["### Attention time (ms a call; f+b = forward plus backward)", ""]
     out += table(("B", "S", "E", "H", "float fwd", "float f+b", "float f+b ckpt", "int8 fwd",
                   "float / int8 fwd"),
@@ -188,15 +194,17 @@ def plot(results, path):
                 points = [(r["S"], r[key] * scale) for r in mine
                           if isinstance(r.get(key), (int, float)) and r[key] > 0]
                 if points:
-                    ax.plot(*zip(*points), "-" + marker, label=key.replace("_", " "))
+                    ax.plot(*zip(*points), "-" + marker, label=LABELS[key])
             ax.set_xscale("log", base=2)
+            ax.set_xticks([r["S"] for r in mine], [str(r["S"]) for r in mine])
+            ax.minorticks_off()
             ax.set_yscale("log")
             ax.set_xlabel("S (tokens a sequence)")
             ax.set_ylabel("ms a call" if row == 0 else "KB")
             ax.set_title("%s, B = %d" % ("time" if row == 0 else "heap", B), fontsize=10)
-            ax.grid(True, which="both", alpha=0.3)
-        for row in (0, 1):
-            axes[row][-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
+            ax.grid(True, alpha=0.3)
+    for row in (0, 1):
+        axes[row][-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
     h = results["header"]
     fig.suptitle("Attention(%d, %d): %s, %d-bit, ulab %s" % (E, H, h["interpreter"],
                                                              h["word_bits"], h["ulab"]),
