@@ -92,23 +92,36 @@ class Collector:
         self.last = now
         if kind == "header":
             self.results["header"] = record
+            self.show_attention(0)
         elif kind == "trial":
             self.progress.show("largest S, checkpoint %s: S = %d %s"
                                % ("on" if record["checkpoint"] else "off", record["S"],
                                   "fits" if record["fits"] else "does not fit"))
         elif kind == "largest":
             self.results["largest"].append(record)
+            self.progress.log("largest S, checkpoint %s, %.0f KB heap: %d"
+                              % ("on" if record["checkpoint"] else "off",
+                                 record["heap_bytes"] / 1024.0, record["S"]))
         elif kind == "attention":
             rows = self.results["attention"]
             rows.append(record)
             self.rate = took / PLAN.macs(record["B"], record["S"], record["E"])
-            self.progress.show("attention %d/%d done (B=%d S=%d E=%d H=%d), about %s left"
-                               % (len(rows), len(self.shapes), record["B"], record["S"],
-                                  record["E"], record["H"], _seconds(self.left(len(rows)))))
+            self.show_attention(len(rows))
         elif kind in ("iris", "iris_train"):
             self.results["iris"].append(dict(record, kind=kind))
-            self.progress.show("Iris model: %s" % ("training epoch" if kind == "iris_train"
-                                                    else "forward, batch %d" % record["batch"]))
+            self.progress.show("Iris model: %s measured" % (
+                "training epoch" if kind == "iris_train" else "forward, batch %d"
+                % record["batch"]))
+
+    def show_attention(self, done):
+        """What is measured now and the time left for the attention shapes."""
+        if done == len(self.shapes):
+            self.progress.show("attention shapes: all %d measured; now the Iris model" % done)
+            return
+        left = "" if self.rate is None else "; about %s left for them" % _seconds(
+            self.left(done))
+        self.progress.show("attention shapes: %d of %d measured, now B=%d S=%d E=%d H=%d%s"
+                           % ((done, len(self.shapes)) + self.shapes[done] + (left,)))
 
 
 # ---- the unix port ---------------------------------------------------------------------------
@@ -236,7 +249,8 @@ def main(argv=None):
     parser.add_argument("--doc", type=Path, default=DEFAULT_DOC,
                         help="the page to update, its plot beside it (default %(default)s)")
     parser.add_argument("--quick", action="store_true", help="a tiny grid (for tests)")
-    parser.add_argument("--repeats", type=int, default=5, help="timed calls at most (%(default)s)")
+    parser.add_argument("--repeats", type=int, default=11,
+                        help="timed rounds at most (default %(default)s)")
     parser.add_argument("--cap", type=float,
                         help="skip calls predicted slower than this many seconds (default 1, "
                         "0.2 with the ulab stand-in)")

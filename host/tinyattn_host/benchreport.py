@@ -13,10 +13,12 @@ board, replaced when `make bench` runs there again. Do not edit by hand.
 
 How it measures (the device side is the `tinyattn.bench` mip package; the host renders):
 
-- **Time**: a warm-up call, then up to 5 calls (at least 3, fewer when they pass the cap), the
-  median; every ratio comes from one process. `skip`: predicted (from the path's time per
-  multiply-add on the last shape) to take longer than the cap; `OOM`: MemoryError. The int8
-  path is the public one: `tinyattn.quant.quantize(model, calibration).forward(x)`.
+- **Time**: the paths of a shape take turns (so a change of machine load hits them alike): a
+  warm-up call each, then rounds of one call each (at most the section's `repeats`, at least 3,
+  fewer when a round passes the cap), the median of each; every ratio comes from one process.
+  `skip`: predicted (from the path's time per multiply-add on the last shape) to take longer
+  than the cap; `OOM`: MemoryError. The int8 path is the public one:
+  `tinyattn.quant.quantize(model, calibration).forward(x)`.
 - **Heap** of a shape: the spec's formulas beside `cache_bytes()` and `held`, the heap a
   forward leaves allocated (`gc.mem_alloc()` after it minus before, on a fresh layer).
 - **Largest S**: `Attention(64, 4)` forward plus backward on one sequence (layer, gradients and
@@ -104,12 +106,12 @@ def section(results, plot_name):
     h, s = results["header"], results["settings"]
     out = [heading(h), ""]
     out.append("%s; %s (%s), %d-bit words, arrays %s; heap %.0f KB for the timing (%s); "
-               "the package as %s; cap %.1f s a call; measured %s."
+               "the package as %s; %d rounds at most, cap %.1f s a call; measured %s."
                % ("**ulab STAND-IN: its float and heap figures say nothing about ulab's**"
                   if h["ulab"] == "stand-in" else "ulab " + h["ulab"], h["interpreter"],
                   h["machine"], h["word_bits"], h["float"], h["heap_bytes"] / KB,
                   h.get("timing_heap", "the board's heap"), h.get("package", "?"),
-                  s["cap"], h["date"]))
+                  s["repeats"], s["cap"], h["date"]))
     out += ["", "### int8 speed-up (float time / int8 time; above 1: int8 is faster)", ""]
     out += table(("case", "float ms", "int8 ms", "float / int8"),
                  [(c, _ms(f), _ms(q), _ratio(f, q)) for c, f, q in speedups(results)])
