@@ -166,8 +166,9 @@ def attention(B, S, E, H, repeats=5, cap=1.0, rates=None):
     calls = layer = lean = qmodel = None
     gc.collect()
     for key, checkpoint in (("held", False), ("held_ckpt", True)):
-        try:
-            row[key] = OOM if x is None else held_bytes(E, H, S, x, checkpoint)
+        try:  # a forward, when one was timed (else what stopped it: OOM or skip)
+            row[key] = row["float_fwd"] if row["float_fwd"] in (OOM, SKIP) else held_bytes(
+                E, H, S, x, checkpoint)
         except MemoryError:
             row[key] = OOM
         gc.collect()

@@ -12,6 +12,7 @@ IRIS_BATCHES = (16, 1)
 # the largest-S search: Attention(64, 4) forward plus backward on one sequence
 LARGEST_E, LARGEST_H, LARGEST_LIMIT = 64, 4, 512
 QUICK_LIMIT = 6
+HEAP_S = (4, 16, 32, 64)  # the smallest heap for these S (unix port: -X heapsize per trial)
 
 
 def macs(B, S, E):

@@ -8,8 +8,8 @@ benchplan.py): it prints each result as one JSON line as it measures. With a por
 `tinyattn.bench.run()` runs on the board (deployed first when needed), all in its own heap.
 Without one, on the MicroPython unix port ($MICROPYTHON, else the one installed here; the ulab
 stand-in when it has no ulab), with the package compiled to .mpy as `make deploy` ships it:
-the times in one process, and the largest S by a fresh interpreter for every S tried, started
-with `-X heapsize=<--heap>`. Writes bench.json to --out and the tables and plot to --doc.
+the times in one process; the largest S by a fresh interpreter for every S tried, started
+with `-X heapsize=<--heap>`; the smallest heap for a few S, by bisection over -X heapsize. Writes bench.json to --out and the tables and plot to --doc.
 """
 
 import argparse
@@ -74,7 +74,7 @@ class Collector:
     def __init__(self, quick, repeats, cap, progress):
         self.shapes = PLAN.shapes(quick)
         self.repeats, self.cap, self.progress = repeats, cap, progress
-        self.results = {"attention": [], "iris": [], "largest": [],
+        self.results = {"attention": [], "iris": [], "largest": [], "heap_needed": [],
                         "settings": {"repeats": repeats, "cap": cap, "quick": quick}}
         self.last = time.monotonic()
         self.rate = None  # seconds per multiply-add of the last shape, with its overheads
@@ -107,6 +107,11 @@ class Collector:
             rows.append(record)
             self.rate = took / PLAN.macs(record["B"], record["S"], record["E"])
             self.show_attention(len(rows))
+        elif kind == "heap_needed":
+            self.results["heap_needed"].append(record)
+            self.progress.show("smallest heap for S = %d, checkpoint %s: %s KB"
+                               % (record["S"], "on" if record["checkpoint"] else "off",
+                                  record["kb"]))
         elif kind in ("iris", "iris_train"):
             self.results["iris"].append(dict(record, kind=kind))
             self.progress.show("Iris model: %s measured" % (
@@ -195,6 +200,31 @@ def largest_fresh(collector, heap, limit, device_dir):
                    "where": "-X heapsize=%s, a fresh interpreter for every S" % heap})
 
 
+def smallest_heap(S, checkpoint, device_dir, low=32, high=2048, step=4):
+    """The smallest -X heapsize in KB (to `step`) with which benchfit.fits(S) completes in a
+    fresh interpreter, by bisection between low and high (None: not even in high). A heap
+    found to complete while one `step` KB smaller fails; fragmentation can let a still
+    smaller heap complete, which is why the largest S is scanned instead."""
+    if not fits(S, checkpoint, "%dk" % high, device_dir):
+        return None
+    while high - low > step:
+        middle = (low + high) // 2 // step * step
+        if fits(S, checkpoint, "%dk" % middle, device_dir):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def heaps_needed(collector, quick, device_dir):
+    """Records of the smallest heap for Attention(64, 4) forward plus backward at a few S."""
+    for S in PLAN.HEAP_S[:1] if quick else PLAN.HEAP_S:
+        for checkpoint in (False, True):
+            kb = smallest_heap(S, checkpoint, device_dir)
+            collector({"kind": "heap_needed", "S": S, "checkpoint": checkpoint, "kb": kb,
+                       "E": PLAN.LARGEST_E, "H": PLAN.LARGEST_H})
+
+
 def unixport_heap_bytes(heap):
     """Bytes of a -X heapsize value such as 256k or 2m."""
     scale = {"k": 1024, "m": 1024 * 1024}.get(heap[-1:].lower(), 1)
@@ -215,6 +245,7 @@ def on_unix_port(collector, quick, heap):
         collector.results["header"]["timing_heap"] = TIMING_HEAP
         collector.results["header"]["package"] = how
         largest_fresh(collector, heap, PLAN.QUICK_LIMIT if quick else PLAN.LARGEST_LIMIT, tmp)
+        heaps_needed(collector, quick, tmp)
 
 
 def on_board(collector, port, quick):

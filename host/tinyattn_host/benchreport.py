@@ -56,6 +56,10 @@ def _kb(v):
     return "%.1f" % (v / KB)
 
 
+def _heap_kb(kb):
+    return "over 2 MB" if kb is None else "%d KB" % kb
+
+
 def table(head, rows):
     """A markdown table, as lines."""
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
@@ -140,6 +144,16 @@ def section(results, plot_name):
                      [("%.0f KB" % (r["heap_bytes"] / KB), "%d-bit" % h["word_bits"],
                        "on" if r["checkpoint"] else "off", largest_words(r), r["where"])
                       for r in results["largest"]])
+    if results.get("heap_needed"):
+        out += ["### Smallest heap: Attention(64, 4) forward plus backward, one sequence", "",
+                "The smallest `-X heapsize` (to 4 KB, by bisection, a fresh interpreter a "
+                "trial) with which it completes; %d-bit words." % h["word_bits"], ""]
+        needed = results["heap_needed"]
+        table_rows = []
+        for S in sorted({r["S"] for r in needed}):
+            kb = dict((r["checkpoint"], r["kb"]) for r in needed if r["S"] == S)
+            table_rows.append((S, _heap_kb(kb.get(False)), _heap_kb(kb.get(True))))
+        out += table(("S", "checkpoint off", "checkpoint on"), table_rows)
     out += ["### Iris model (Dense 4-32, ReLU, Attention(8, 2) on 4 tokens, pool, Dense 8-3)",
             ""]
     iris = []
@@ -173,14 +187,21 @@ def write(results, doc):
 
 
 def plot(results, path):
-    """Time and heap against S, one column per batch size, for the largest E measured."""
+    """Time and heap against S, one column per batch size, for the (E, H) with the most
+    times measured (the largest E of those)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     rows = results["attention"]
-    E, H = max((r["E"], r["H"]) for r in rows)
+
+    def timed(eh):  # how many times were measured at this (E, H), then the larger E
+        return sum(isinstance(r[p], float) for r in rows if (r["E"], r["H"]) == eh
+                   for p in LABELS if p in r), eh
+
+    E, H = max({(r["E"], r["H"]) for r in rows}, key=timed)
     batches = sorted({r["B"] for r in rows})
     fig, axes = plt.subplots(2, len(batches), figsize=(4.2 * len(batches) + 2.2, 7),
                              squeeze=False, layout="constrained")
@@ -192,21 +213,34 @@ def plot(results, path):
                                  (1, ("cache_bytes", "held", "cache_bytes_ckpt", "held_ckpt"),
                                   1.0 / KB)):
             ax = axes[row][col]
-            for key, marker in zip(keys, "os^d"):
+            for i, key in enumerate(keys):
                 points = [(r["S"], r[key] * scale) for r in mine
                           if isinstance(r.get(key), (int, float)) and r[key] > 0]
                 if points:
-                    ax.plot(*zip(*points), "-" + marker, label=LABELS[key])
+                    ax.plot(*zip(*points), "-" + "os^d"[i], color="C%d" % i, label=LABELS[key])
             ax.set_xscale("log", base=2)
             ax.set_xticks([r["S"] for r in mine], [str(r["S"]) for r in mine])
             ax.minorticks_off()
             ax.set_yscale("log")
+            plain = matplotlib.ticker.LogFormatter(labelOnlyBase=False,
+                                                   minor_thresholds=(2, 0.5))
+            ax.yaxis.set_major_formatter(plain)
+            ax.yaxis.set_minor_formatter(plain)
             ax.set_xlabel("S (tokens a sequence)")
             ax.set_ylabel("ms a call" if row == 0 else "KB")
             ax.set_title("%s, B = %d" % ("time" if row == 0 else "heap", B), fontsize=10)
             ax.grid(True, alpha=0.3)
-    for row in (0, 1):
-        axes[row][-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
+            if not ax.lines:
+                ax.text(0.5, 0.5, "nothing measured (skip or OOM)", ha="center",
+                        transform=ax.transAxes)
+    for row in (0, 1):  # one legend a row, beside its last panel, from all its panels
+        handles = {}
+        for ax in axes[row]:
+            for line in ax.lines:
+                handles.setdefault(line.get_label(), line)
+        if handles:
+            axes[row][-1].legend(handles.values(), handles.keys(), loc="upper left",
+                                 bbox_to_anchor=(1.02, 1.0), fontsize=8)
     h = results["header"]
     fig.suptitle("Attention(%d, %d): %s, %d-bit, ulab %s" % (E, H, h["interpreter"],
                                                              h["word_bits"], h["ulab"]),
