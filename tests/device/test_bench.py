@@ -66,13 +66,20 @@ def test_quick_bench_writes_its_section_json_and_plot(tmp_path, capsys):
     assert [(r["kind"], r["batch"]) for r in results["iris"]] == [
         ("iris_train", 16), ("iris", 16), ("iris", 1)]
 
+    needed = results["heap_needed"]
+    assert [(r["S"], r["checkpoint"]) for r in needed] == [(4, False), (4, True)]
+    assert all(r["kb"] is None or 32 < r["kb"] <= 2048 for r in needed)
+
     tables = _tables(mine)
-    assert len(tables) == 5
+    assert len(tables) == 6
     for heading, table in tables.items():
         assert len({len(row) for row in table}) == 1, heading  # every row as wide as the head
         assert set(table[1]) == {"---"}, heading
     speedup = next(t for h, t in tables.items() if h.startswith("int8 speed-up"))
     assert [row[0] for row in speedup[2:]] == ["Iris model, batch 16", "Iris model, batch 1"]
+    smallest = next(t for h, t in tables.items() if h.startswith("Smallest heap"))
+    assert [row[0] for row in smallest[2:]] == ["4"]
+    assert all(re.fullmatch(r"\d+ KB|over 2 MB", cell) for cell in smallest[2][1:])
     largest = next(t for h, t in tables.items() if h.startswith("Largest S"))
     assert [row[:3] for row in largest[2:]] == [
         ["256 KB", "%d-bit" % header["word_bits"], "off"],
@@ -126,3 +133,12 @@ def test_a_largest_s_of_zero_or_at_the_limit_is_said_in_words():
 @pytest.mark.parametrize("heap, expected", [("256k", 262144), ("2m", 2097152), ("4096", 4096)])
 def test_heap_sizes_read_as_micropython_reads_them(heap, expected):
     assert bench.unixport_heap_bytes(heap) == expected
+
+
+def test_smallest_heap_is_found_to_the_step(monkeypatch):
+    def fits(S, checkpoint, heap, device_dir):  # completes from 101 KB up
+        return int(heap[:-1]) >= 101
+
+    monkeypatch.setattr(bench, "fits", fits)
+    assert bench.smallest_heap(8, False, None) == 104  # 100 fails, 104 completes
+    assert bench.smallest_heap(8, False, None, high=64) is None
