@@ -1,6 +1,7 @@
 """The bench results (tinyattn_host.bench) as markdown tables, a section of
 docs/performance.md per interpreter, and a plot."""
 
+import math
 import re
 from pathlib import Path
 
@@ -21,6 +22,9 @@ How it measures (the device side is the `tinyattn.bench` mip package; the host r
   `tinyattn.quant.quantize(model, calibration).forward(x)`.
 - **Heap** of a shape: the spec's formulas beside `cache_bytes()` and `held`, the heap a
   forward leaves allocated (`gc.mem_alloc()` after it minus before, on a fresh layer).
+- **Smallest heap** (unix port only): the smallest `-X heapsize` with which forward plus
+  backward of `Attention(64, 4)` on one sequence completes, found by bisection to 4 KB, a fresh
+  interpreter a trial: a guide per S, not a guarantee for a smaller S (see Largest S).
 - **Largest S**: `Attention(64, 4)` forward plus backward on one sequence (layer, gradients and
   a ulab input made in the trial). S is scanned upward from 1; the figure is the largest S for
   which it and every smaller S complete (fragmentation makes "fits" non-monotonic, so no
@@ -186,6 +190,14 @@ def write(results, doc):
     return text
 
 
+def _one_two_five(value, _):
+    """A log axis label for 1, 2 and 5 times a power of ten, none for other ticks."""
+    if value <= 0:
+        return ""
+    lead = value / 10.0 ** math.floor(math.log10(value) + 1e-9)
+    return "%g" % value if any(abs(lead - d) < 1e-6 for d in (1, 2, 5)) else ""
+
+
 def plot(results, path):
     """Time and heap against S, one column per batch size, for the (E, H) with the most
     times measured (the largest E of those)."""
@@ -197,9 +209,11 @@ def plot(results, path):
 
     rows = results["attention"]
 
-    def timed(eh):  # how many times were measured at this (E, H), then the larger E
-        return sum(isinstance(r[p], float) for r in rows if (r["E"], r["H"]) == eh
-                   for p in LABELS if p in r), eh
+    def timed(eh):  # the largest E with half its times measured, else the most measured
+        mine = [r[p] for r in rows if (r["E"], r["H"]) == eh for p in LABELS if "_fwd" in p]
+        measured = sum(isinstance(v, float) for v in mine)
+        half = 2 * measured >= len(mine)
+        return half, 0 if half else measured, eh
 
     E, H = max({(r["E"], r["H"]) for r in rows}, key=timed)
     batches = sorted({r["B"] for r in rows})
@@ -222,8 +236,7 @@ def plot(results, path):
             ax.set_xticks([r["S"] for r in mine], [str(r["S"]) for r in mine])
             ax.minorticks_off()
             ax.set_yscale("log")
-            plain = matplotlib.ticker.LogFormatter(labelOnlyBase=False,
-                                                   minor_thresholds=(2, 0.5))
+            plain = matplotlib.ticker.FuncFormatter(_one_two_five)
             ax.yaxis.set_major_formatter(plain)
             ax.yaxis.set_minor_formatter(plain)
             ax.set_xlabel("S (tokens a sequence)")
