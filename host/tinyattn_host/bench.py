@@ -249,7 +249,8 @@ def on_unix_port(collector, quick, heap):
 
 
 def on_board(collector, port, quick):
-    """Run tinyattn.bench.run() on the board at `port` into collector.results."""
+    """Run tinyattn.bench.run() on the board at `port` into collector.results (deployed
+    first: a deploy copies only the files that differ, and puts the bench there too)."""
     from .board import Board
 
     pending = []
@@ -262,7 +263,7 @@ def on_board(collector, port, quick):
             if line.startswith(PLAN.MARK):
                 collector(json.loads(line[len(PLAN.MARK):]))
 
-    with Board(port=port, out=collector.progress.log) as board:
+    with Board(port=port, deploy="always", out=collector.progress.log) as board:
         collector.progress.log("running tinyattn.bench.run() on %s" % port)
         _, err = board.transport.exec_raw(
             "import tinyattn.bench as b\nb.run(quick=%r, repeats=%d, cap=%r)"

@@ -142,3 +142,19 @@ def test_smallest_heap_is_found_to_the_step(monkeypatch):
     monkeypatch.setattr(bench, "fits", fits)
     assert bench.smallest_heap(8, False, None) == 104  # 100 fails, 104 completes
     assert bench.smallest_heap(8, False, None, high=64) is None
+
+
+def test_bench_on_a_board_deploys_the_bench_and_measures_in_its_heap(virtual_board, tmp_path):
+    """`make bench PORT=...` on the virtual board: the bench package is deployed with the
+    core, its records stream over the REPL, the largest S is searched in the board's heap."""
+    doc = tmp_path / "performance.md"
+    assert bench.main(["--port", virtual_board.port, "--quick", "--out", str(tmp_path),
+                       "--doc", str(doc), "--repeats", "3"]) == 0
+    lib = virtual_board.flash_dir / "lib" / "tinyattn"
+    assert {"bench.mpy", "benchfit.mpy", "benchplan.mpy"} <= {p.name for p in lib.iterdir()}
+    results = json.loads((tmp_path / "bench.json").read_text())
+    assert [(r["B"], r["S"], r["E"], r["H"]) for r in results["attention"]] == PLAN.shapes(True)
+    assert [(r["checkpoint"], r["where"]) for r in results["largest"]] == [
+        (False, "this heap"), (True, "this heap")]
+    assert results["heap_needed"] == []
+    assert "this heap" in doc.read_text()
