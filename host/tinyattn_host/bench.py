@@ -80,9 +80,10 @@ class Collector:
         self.rate = None  # seconds per multiply-add of the last shape, with its overheads
 
     def left(self, done):
-        """Estimated seconds for the shapes after the first `done` (each at most all paths
-        at `repeats` + 1 calls of `cap` seconds)."""
-        bound = len(PLAN.PATHS) * (self.repeats + 1) * self.cap
+        """Estimated seconds for the shapes after the first `done`: the last shape's time per
+        multiply-add, at most what tinyattn.bench.medians allows a shape (a budget of `cap`
+        a path for the rounds, plus the warm-up calls, each under `cap`)."""
+        bound = 2 * len(PLAN.PATHS) * self.cap
         return sum(min(bound, self.rate * PLAN.macs(B, S, E))
                    for B, S, E, _ in self.shapes[done:])
 
