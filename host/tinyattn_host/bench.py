@@ -274,6 +274,14 @@ def on_board(collector, port, quick):
     collector.results["header"]["package"] = "as deployed on the board"
 
 
+def chip_cost():
+    """The int8 kernels' inner loops on the ESP32-S3, estimated from the xtensawin code
+    mpy-cross emits for kernels.py (tinyattn_host.chipcost), as a markdown table."""
+    from . import chipcost
+
+    return chipcost.markdown_table(chipcost.kernel_loops(SOURCE_DIR / "kernels.py"))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", help="a board's serial port (default: the unix port)")
@@ -302,6 +310,7 @@ def main(argv=None):
         on_unix_port(collector, args.quick, args.heap)
     results = collector.results
     results["header"]["date"] = time.strftime("%Y-%m-%d", time.gmtime())
+    results["chip_cost"] = chip_cost()
     progress.log("measured in %s" % _seconds(time.monotonic() - start))
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "bench.json").write_text(json.dumps(results, indent=1) + "\n")

@@ -123,7 +123,8 @@ def section(results, plot_name):
     out += ["", "### int8 speed-up (float time / int8 time; above 1: int8 is faster)", ""]
     out += table(("case", "float ms", "int8 ms", "float / int8"),
                  [(c, _ms(f), _ms(q), _ratio(f, q)) for c, f, q in speedups(results)])
-    # chip-cost table (issue 10): the lead wires chipcost.markdown_table(kernel_loops(...)) here
+    out += ["### Chip cost of the int8 kernels (ESP32-S3, estimated from mpy-cross's "
+            "xtensawin code; tinyattn_host.chipcost)", "", results["chip_cost"], ""]
     rows = sorted(results["attention"], key=lambda r: (r["B"], r["E"], r["H"], r["S"]))
     out += ["### Attention time (ms a call; f+b = forward plus backward)", ""]
     out += table(("B", "S", "E", "H", "float fwd", "float f+b", "float f+b ckpt", "int8 fwd",
