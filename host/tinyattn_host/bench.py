@@ -301,16 +301,21 @@ def main(argv=None):
     standin = not args.port and not unixport.has_ulab(unixport.interpreter())
     if args.cap is None:
         args.cap = 0.2 if standin else 1.0
+    chip = chip_cost()  # first: a missing disassembler stops it before the minutes measuring
     progress = Progress()
     collector = Collector(args.quick, args.repeats, args.cap, progress)
     start = time.monotonic()
-    if args.port:
-        on_board(collector, args.port, args.quick)
-    else:
-        on_unix_port(collector, args.quick, args.heap)
+    try:
+        if args.port:
+            on_board(collector, args.port, args.quick)
+        else:
+            on_unix_port(collector, args.quick, args.heap)
+    except RuntimeError as err:  # the device side failed: its output's end says why
+        progress.clear()
+        parser.exit(1, "make bench: %s\n" % err)
     results = collector.results
     results["header"]["date"] = time.strftime("%Y-%m-%d", time.gmtime())
-    results["chip_cost"] = chip_cost()
+    results["chip_cost"] = chip
     progress.log("measured in %s" % _seconds(time.monotonic() - start))
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "bench.json").write_text(json.dumps(results, indent=1) + "\n")
