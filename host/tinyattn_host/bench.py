@@ -100,9 +100,10 @@ class Collector:
                                   "fits" if record["fits"] else "does not fit"))
         elif kind == "largest":
             self.results["largest"].append(record)
-            self.progress.log("largest S, checkpoint %s, %.0f KB heap: %d"
+            self.progress.log("largest S, checkpoint %s, %.0f KB heap: %s"
                               % ("on" if record["checkpoint"] else "off",
-                                 record["heap_bytes"] / 1024.0, record["S"]))
+                                 record["heap_bytes"] / 1024.0,
+                                 benchreport.largest_words(record)))
         elif kind == "attention":
             rows = self.results["attention"]
             rows.append(record)
