@@ -203,21 +203,29 @@ def iris(repeats=5, cap=1.0):
 
 
 # ---- the largest S ----------------------------------------------------------------------------
-def largest(limit=LARGEST_LIMIT):
+def largest(limit=LARGEST_LIMIT, budget=120.0):
     """Records of the largest S for which Attention(64, 4) forward plus backward on one
-    sequence fits this heap for every S up to it, checkpoint off and on (benchfit.fits)."""
+    sequence fits this heap for every S up to it, checkpoint off and on (benchfit.fits).
+    Each search stops at `limit`, or once it has taken `budget` seconds (a board with
+    megabytes of PSRAM would take long): its "limit" is then the last S it tried."""
     gc.collect()
     heap = gc.mem_free() + gc.mem_alloc()
     records = []
     for checkpoint in (False, True):
+        start, stop = time.ticks_ms(), [limit]
+
         def trial(S):
+            if time.ticks_diff(time.ticks_ms(), start) > budget * 1000:
+                stop[0] = S - 1
+                return False
             done = fits(S, LARGEST_E, LARGEST_H, checkpoint)
             emit({"kind": "trial", "S": S, "checkpoint": checkpoint, "fits": done})
             return done
 
-        records.append({"kind": "largest", "checkpoint": checkpoint, "limit": limit,
-                        "S": largest_seq_len(trial, limit), "heap_bytes": heap,
-                        "where": "this heap", "E": LARGEST_E, "H": LARGEST_H})
+        S = largest_seq_len(trial, limit)
+        records.append({"kind": "largest", "checkpoint": checkpoint, "limit": stop[0], "S": S,
+                        "heap_bytes": heap, "where": "this heap", "E": LARGEST_E,
+                        "H": LARGEST_H})
     return records
 
 

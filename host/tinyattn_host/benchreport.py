@@ -93,7 +93,7 @@ def largest_words(r):
     if r["S"] == 0:
         return "none: S = 1 does not fit"
     if r["S"] >= r["limit"]:
-        return "%d or more (the search stops at %d)" % (r["S"], r["limit"])
+        return "%d or more (the search stopped there: its limit or time)" % r["S"]
     return str(r["S"])
 
 
