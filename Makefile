@@ -55,7 +55,7 @@ run: $(STAMP)
 	$(BIN)/python -m tinyattn_host run $(if $(PORT),--port $(PORT)) \
 	  $(if $(BATCH),--batch-size $(BATCH)) $(if $(REPORT),--report $(REPORT))
 
-bench: $(STAMP)
+bench: $(STAMP) objdump
 	$(BIN)/python -m tinyattn_host.bench $(if $(PORT),--port $(PORT)) \
 	  $(if $(BENCH_OUT),--out $(BENCH_OUT))
 

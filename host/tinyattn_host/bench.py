@@ -1,273 +1,329 @@
-"""`make bench`: speed and memory of every path, as markdown tables, JSON and a PNG plot.
+"""`make bench`: speed and memory measured on the device, rendered here as docs/performance.md.
 
-    python -m tinyattn_host.bench [--port P] [--out build/bench] [--quick] [--repeats N]
+    python -m tinyattn_host.bench [--port P] [--out build/bench] [--doc docs/performance.md]
+                                  [--quick] [--repeats N] [--cap S] [--heap 256k]
 
-With a port, `tinyattn.bench.run()` runs on the board (deployed first when needed) and measures
-everything in its own heap. Without one, the MicroPython unix port ($MICROPYTHON, or the one
-installed here, with the ulab stand-in when it has no ulab) measures the times; then each
-shape's heap peaks are searched in a process whose heap suits that shape, and the largest S
-that trains is found by trying S in processes started with `-X heapsize=256k` and `2m`.
+The device side is the tinyattn-bench mip package (tinyattn/bench.py, benchfit.py,
+benchplan.py): it prints each result as one JSON line as it measures. With a port,
+`tinyattn.bench.run()` runs on the board (deployed first when needed), all in its own heap.
+Without one, on the MicroPython unix port ($MICROPYTHON, else the one installed here; the ulab
+stand-in when it has no ulab), with the package compiled to .mpy as `make deploy` ships it:
+the times in one process; the largest S by a fresh interpreter for every S tried, started
+with `-X heapsize=<--heap>`; the smallest heap for a few S, by bisection over -X heapsize. Writes bench.json to --out and the tables and plot to --doc.
 """
 
 import argparse
+import importlib.util
 import json
+import os
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-from . import unixport
+from . import benchreport, unixport
+from .deploy import SOURCE_DIR, MpyFormat, package_files
 
 DEFAULT_OUT = Path("build") / "bench"
-TARGET_HEAPS = (("256k", 256 * 1024), ("2m", 2 * 1024 * 1024))
-PEAK_PATHS = (("peak_fwd_bwd", "float_fwd_bwd"), ("peak_fwd_bwd_ckpt", "float_fwd_bwd_ckpt"),
-              ("peak_int8_fwd", "int8_fwd"))
-JSON_MARK = "@@JSON "
-
-# forward plus backward of Attention(E, H) on one sequence of S tokens, nothing else loaded
-_FITS = """\
-import sys
-from tinyattn.attention import Attention
-from tinyattn.rng import Rng
-from ulab import numpy as np
-S, E, H, ckpt = [int(a) for a in sys.argv[1:5]]
-try:
-    layer = Attention(E, H, checkpoint=bool(ckpt), seed=1)
-    rng = Rng(S)
-    x = np.array([rng.uniform(-1.0, 1.0, E) for _ in range(S)])
-    layer.backward(layer.forward(x, S))
-    print("fits")
-except MemoryError:
-    print("MemoryError")
-"""
+DEFAULT_DOC = unixport.ROOT / "docs" / "performance.md"
+TIMING_HEAP = "16m"
 
 
-def _device(code, heap, args=(), timeout=3600):
-    """Run MicroPython code on the unix port; return its stdout."""
+def _load_plan():
+    """device/tinyattn/benchplan.py, the definitions the device uses too."""
+    spec = importlib.util.spec_from_file_location("benchplan", SOURCE_DIR / "benchplan.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+PLAN = _load_plan()
+
+
+class Progress:
+    """What is being measured and the time left: one line rewritten in place on a terminal,
+    plain lines otherwise (a log)."""
+
+    def __init__(self, stream=sys.stderr):
+        self.stream = stream
+        self.tty = stream.isatty()
+
+    def show(self, text):
+        self.stream.write(("\r\033[K" + text) if self.tty else text + "\n")
+        self.stream.flush()
+
+    def log(self, text):
+        self.clear()
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def clear(self):
+        if self.tty:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+def _seconds(value):
+    return "%d s" % value if value < 90 else "%d min %02d s" % divmod(int(value), 60)
+
+
+class Collector:
+    """Gathers the device's records into results, reporting progress as they come."""
+
+    def __init__(self, quick, repeats, cap, progress):
+        self.shapes = PLAN.shapes(quick)
+        self.repeats, self.cap, self.progress = repeats, cap, progress
+        self.results = {"attention": [], "iris": [], "largest": [], "heap_needed": [],
+                        "settings": {"repeats": repeats, "cap": cap, "quick": quick}}
+        self.last = time.monotonic()
+        self.rate = None  # seconds per multiply-add of the last shape, with its overheads
+
+    def left(self, done):
+        """Estimated seconds for the shapes after the first `done`: the last shape's time per
+        multiply-add, at most what tinyattn.bench.medians allows a shape (a budget of `cap`
+        a path for the rounds, plus the warm-up calls, each under `cap`)."""
+        bound = 2 * len(PLAN.PATHS) * self.cap
+        return sum(min(bound, self.rate * PLAN.macs(B, S, E))
+                   for B, S, E, _ in self.shapes[done:])
+
+    def __call__(self, record):
+        kind = record.pop("kind")
+        now, took = time.monotonic(), time.monotonic() - self.last
+        self.last = now
+        if kind == "header":
+            self.results["header"] = record
+            self.show_attention(0)
+        elif kind == "trial":
+            self.progress.show("largest S, checkpoint %s: S = %d %s"
+                               % ("on" if record["checkpoint"] else "off", record["S"],
+                                  "fits" if record["fits"] else "does not fit"))
+        elif kind == "largest":
+            self.results["largest"].append(record)
+            self.progress.log("largest S, checkpoint %s, %.0f KB heap: %s"
+                              % ("on" if record["checkpoint"] else "off",
+                                 record["heap_bytes"] / 1024.0,
+                                 benchreport.largest_words(record)))
+        elif kind == "attention":
+            rows = self.results["attention"]
+            rows.append(record)
+            self.rate = took / PLAN.macs(record["B"], record["S"], record["E"])
+            self.show_attention(len(rows))
+        elif kind == "heap_needed":
+            self.results["heap_needed"].append(record)
+            self.progress.show("smallest heap for S = %d, checkpoint %s: %s KB"
+                               % (record["S"], "on" if record["checkpoint"] else "off",
+                                  record["kb"]))
+        elif kind in ("iris", "iris_train"):
+            self.results["iris"].append(dict(record, kind=kind))
+            self.progress.show("Iris model: %s measured" % (
+                "training epoch" if kind == "iris_train" else "forward, batch %d"
+                % record["batch"]))
+
+    def show_attention(self, done):
+        """What is measured now and the time left for the attention shapes."""
+        if done == len(self.shapes):
+            self.progress.show("attention shapes: all %d measured; now the Iris model" % done)
+            return
+        left = "" if self.rate is None else "; about %s left for them" % _seconds(
+            self.left(done))
+        self.progress.show("attention shapes: %d of %d measured, now B=%d S=%d E=%d H=%d%s"
+                           % ((done, len(self.shapes)) + self.shapes[done] + (left,)))
+
+
+# ---- the unix port ---------------------------------------------------------------------------
+def _interpreter_format(command):
+    done = subprocess.run([command, "-c", "import sys\nprint(getattr(sys.implementation, "
+                           "'_mpy', 0))"], capture_output=True, text=True, timeout=60,
+                          check=True)
+    return MpyFormat.from_sys(int(done.stdout))
+
+
+def compiled_package(command, folder):
+    """Write device/tinyattn to folder/tinyattn as `make deploy` would ship it to `command`
+    (.mpy for its architecture, else .py); returns how."""
+    files, how = package_files(_interpreter_format(command))
+    for relative, data in files.items():
+        target = Path(folder) / "tinyattn" / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return how
+
+
+def stream(code, heap, device_dir, on_record):
+    """Run MicroPython `code` on the unix port, on_record(dict) for each result line as it
+    comes; raises RuntimeError with the output's end if the code fails."""
+    command = [unixport.interpreter(), "-X", "heapsize=" + heap, "-c", code]
+    env = dict(os.environ, MICROPYPATH=unixport.search_path(device_dir=device_dir))
+    other = []
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env=env) as proc:
+        try:
+            for line in proc.stdout:
+                if line.startswith(PLAN.MARK):
+                    on_record(json.loads(line[len(PLAN.MARK):]))
+                else:
+                    other.append(line)
+        finally:
+            if proc.poll() is None and sys.exc_info()[0] is not None:
+                proc.kill()
+    if proc.returncode:
+        raise RuntimeError("the bench failed on the unix port:\n" + "".join(other)[-2000:])
+
+
+def fits(S, checkpoint, heap, device_dir):
+    """benchfit.fits(S) in a fresh interpreter started with -X heapsize=heap."""
+    code = "from tinyattn.benchfit import fits\nprint(fits(%d, %d, %d, %r))" % (
+        S, PLAN.LARGEST_E, PLAN.LARGEST_H, checkpoint)
     with tempfile.TemporaryDirectory() as tmp:
-        script = Path(tmp) / "bench_case.py"
+        script = Path(tmp) / "fits.py"
         script.write_text(code)
-        return unixport.run_file(script, heap=heap, timeout=timeout, args=args)
+        try:
+            out = unixport.run_file(script, heap=heap, device_dir=device_dir)
+        except unixport.MicroPythonError as err:
+            if err.kind == "MemoryError":  # already while importing
+                return False
+            raise
+    return out.strip() == "True"
 
 
-def _json_line(output):
-    for line in output.splitlines():
-        if line.startswith(JSON_MARK):
-            return json.loads(line[len(JSON_MARK):])
-    raise ValueError("no %r line in the device's output:\n%s" % (JSON_MARK, output[-2000:]))
+def largest_fresh(collector, heap, limit, device_dir):
+    """The largest-S records, each S tried in a fresh interpreter."""
+    for checkpoint in (False, True):
+        def trial(S):
+            done = fits(S, checkpoint, heap, device_dir)
+            collector({"kind": "trial", "S": S, "checkpoint": checkpoint, "fits": done})
+            return done
+
+        S = PLAN.largest_seq_len(trial, limit)
+        collector({"kind": "largest", "checkpoint": checkpoint, "limit": limit, "S": S,
+                   "heap_bytes": unixport_heap_bytes(heap), "E": PLAN.LARGEST_E,
+                   "H": PLAN.LARGEST_H,
+                   "where": "-X heapsize=%s, a fresh interpreter for every S" % heap})
 
 
-def fits(S, heap, embed_dim=64, num_heads=4, checkpoint=False):
-    """Whether forward plus backward fits a fresh unix port started with -X heapsize=heap."""
-    try:
-        out = _device(_FITS, heap, args=[str(v) for v in (S, embed_dim, num_heads,
-                                                          int(checkpoint))], timeout=600)
-    except unixport.MicroPythonError as err:
-        if err.kind == "MemoryError":  # already while importing
-            return False
-        raise
-    return out.strip().endswith("fits")
-
-
-def largest_seq_len(try_fit, limit=4096):
-    """The largest S <= limit with try_fit(S) true: doubling from 4, then bisection (0: none).
-
-    The same search as tinyattn.bench.largest_seq_len, here with one process a trial."""
-    good, bad, S = 0, None, 4
-    while S <= limit:
-        if not try_fit(S):
-            bad = S
-            break
-        good, S = S, 2 * S
-    if bad is None:
-        return good
-    while bad - good > 1:
-        middle = (good + bad) // 2
-        if try_fit(middle):
-            good = middle
+def smallest_heap(S, checkpoint, device_dir, low=32, high=2048, step=4):
+    """The smallest -X heapsize in KB (to `step`) with which benchfit.fits(S) completes in a
+    fresh interpreter, by bisection between low and high (None: not even in high). A heap
+    found to complete while one `step` KB smaller fails; fragmentation can let a still
+    smaller heap complete, which is why the largest S is scanned instead."""
+    if not fits(S, checkpoint, "%dk" % high, device_dir):
+        return None
+    while high - low > step:
+        middle = (low + high) // 2 // step * step
+        if fits(S, checkpoint, "%dk" % middle, device_dir):
+            high = middle
         else:
-            bad = middle
-    return good
+            low = middle
+    return high
 
 
-def _peak_heap(row, scale):
-    """A heap for the peak search of one shape: a few times what it holds, in KB."""
-    held = max(v for v in (row["held"], row["held_ckpt"], 0) if isinstance(v, int))
-    need = 4 * held + 16 * 4 * row["params"] + 512 * 1024
-    return "%dk" % (need * scale // 1024)
-
-
-def fill_peaks(results, peak_cap, log):
-    """Search each shape's heap peaks in a process of a suitable heap; "skip" for the shapes
-    whose float forward plus backward takes more than peak_cap seconds (the process sets the
-    shape up again, which is what takes long with the stand-in)."""
-    for row in results["attention"]:
-        slow = not isinstance(row["float_fwd_bwd"], float) or (
-            row["float_fwd_bwd"] > peak_cap * 1000.0)
-        todo = []
-        for key, path in PEAK_PATHS:
-            ms = row[path]
-            if not isinstance(ms, float):
-                row[key] = ms
-            elif slow:
-                row[key] = "skip"
-            else:
-                todo.append(key)
-        if not todo:
-            continue
-        found = dict((key, None) for key in todo)
-        for scale in (1, 4, 16):  # a larger heap when this one is too small for the shape
-            heap = _peak_heap(row, scale)
-            try:
-                found = _json_line(_device(
-                    "import json, tinyattn.bench as b\nprint(%r + json.dumps(b.peaks(%d, %d, %d, "
-                    "%d)))" % (JSON_MARK, row["B"], row["S"], row["E"], row["H"]), heap))
-            except unixport.MicroPythonError as err:
-                if err.kind != "MemoryError":
-                    raise
-                continue
-            if all(found[key] is not None for key in todo):
-                break
-        log("peaks B=%d S=%d E=%d H=%d in a %s heap: %s"
-            % (row["B"], row["S"], row["E"], row["H"], heap,
-               ", ".join("%s %s" % (key, found[key]) for key in todo)))
-        for key in todo:
-            row[key] = found[key]
-    results["settings"]["peak_cap"] = peak_cap
-
-
-def fill_largest(results, limit, log):
-    results["largest"] = []
-    for name, size in TARGET_HEAPS:
+def heaps_needed(collector, quick, device_dir):
+    """Records of the smallest heap for Attention(64, 4) forward plus backward at a few S."""
+    for S in PLAN.HEAP_S[:1] if quick else PLAN.HEAP_S:
         for checkpoint in (False, True):
-            S = largest_seq_len(lambda S: fits(S, name, checkpoint=checkpoint), limit)
-            log("largest S in -X heapsize=%s, checkpoint=%s: %d" % (name, checkpoint, S))
-            results["largest"].append({"heap": "%d KB (-X heapsize=%s)" % (size // 1024, name),
-                                       "checkpoint": checkpoint, "S": S})
+            kb = smallest_heap(S, checkpoint, device_dir)
+            collector({"kind": "heap_needed", "S": S, "checkpoint": checkpoint, "kb": kb,
+                       "E": PLAN.LARGEST_E, "H": PLAN.LARGEST_H})
 
 
-def on_unix_port(quick, repeats, cap, peak_cap, heap, log):
-    """Measure on the unix port; returns (results, markdown)."""
+def unixport_heap_bytes(heap):
+    """Bytes of a -X heapsize value such as 256k or 2m."""
+    scale = {"k": 1024, "m": 1024 * 1024}.get(heap[-1:].lower(), 1)
+    return int(heap.rstrip("kKmM")) * scale
+
+
+def on_unix_port(collector, quick, heap):
+    """Measure on the unix port into collector.results."""
     command = unixport.interpreter()
-    log("measuring on %s (ulab: %s), heap %s" % (
-        command, "real" if unixport.has_ulab(command) else "stand-in", heap))
-    results = _json_line(_device(
-        "import json, tinyattn.bench as b\nprint(%r + json.dumps(b.collect(quick=%r, "
-        "repeats=%d, cap=%r, peak_cap=None, largest=False)))" % (JSON_MARK, quick, repeats, cap),
-        heap))
-    fill_peaks(results, peak_cap, log)
-    fill_largest(results, 8 if quick else 4096, log)
     with tempfile.TemporaryDirectory() as tmp:
-        data = Path(tmp) / "results.json"
-        data.write_text(json.dumps(results))
-        text = _device("import json, tinyattn.bench as b\nb.report(json.load(open(%r)))"
-                       % str(data), heap)
-    return results, text
+        how = compiled_package(command, tmp)
+        collector.progress.log("measuring on %s (ulab: %s), the package as %s"
+                               % (command, "real" if unixport.has_ulab(command) else
+                                  "STAND-IN", how))
+        stream("import tinyattn.bench as b\nb.run(quick=%r, repeats=%d, cap=%r, "
+               "search_largest=False)" % (quick, collector.repeats, collector.cap),
+               TIMING_HEAP, tmp, collector)
+        collector.results["header"]["timing_heap"] = TIMING_HEAP
+        collector.results["header"]["package"] = how
+        largest_fresh(collector, heap, PLAN.QUICK_LIMIT if quick else PLAN.LARGEST_LIMIT, tmp)
+        heaps_needed(collector, quick, tmp)
 
 
-def on_board(port, quick, repeats, cap, peak_cap, log):
-    """Run tinyattn.bench.run() on the board at `port`; returns (results, markdown)."""
+def on_board(collector, port, quick):
+    """Run tinyattn.bench.run() on the board at `port` into collector.results (deployed
+    first: a deploy copies only the files that differ, and puts the bench there too)."""
     from .board import Board
 
     pending = []
 
-    def consume(data):  # echo the tables as they come, not the JSON line
+    def consume(data):
         pending.append(data.decode(errors="replace"))
         *done, rest = "".join(pending).split("\n")
         pending[:] = [rest]
         for line in done:
-            if not line.startswith(JSON_MARK):
-                print(line.rstrip("\r"), flush=True)
+            if line.startswith(PLAN.MARK):
+                collector(json.loads(line[len(PLAN.MARK):]))
 
-    with Board(port=port, out=log) as board:
-        log("running tinyattn.bench.run() on %s (this takes minutes)" % port)
-        out, err = board.transport.exec_raw(
-            "import tinyattn.bench as b\nb.run(quick=%r, repeats=%d, cap=%r, peak_cap=%r, "
-            "emit_json=True)" % (quick, repeats, cap, peak_cap), timeout=None,
-            data_consumer=consume)
+    with Board(port=port, deploy="always", out=collector.progress.log) as board:
+        collector.progress.log("running tinyattn.bench.run() on %s" % port)
+        _, err = board.transport.exec_raw(
+            "import tinyattn.bench as b\nb.run(quick=%r, repeats=%d, cap=%r)"
+            % (quick, collector.repeats, collector.cap), timeout=None, data_consumer=consume)
     if err:
         raise RuntimeError("tinyattn.bench.run() failed on the board:\n" + err.decode())
-    output = out.decode().replace("\r\n", "\n")
-    results = _json_line(output)
-    text = "\n".join(l for l in output.splitlines() if not l.startswith(JSON_MARK)) + "\n"
-    return results, text
+    collector.results["header"]["package"] = "as deployed on the board"
 
 
-def plot(results, path):
-    """Time and heap against S (E=64, H=4) for each path and batch, as a PNG."""
-    import matplotlib
+def chip_cost():
+    """The int8 kernels' inner loops on the ESP32-S3, estimated from the xtensawin code
+    mpy-cross emits for kernels.py (tinyattn_host.chipcost), as a markdown table."""
+    from . import chipcost
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = results["attention"]
-    E = max(r["E"] for r in rows)
-    H = max(r["H"] for r in rows)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
-    for B in sorted({r["B"] for r in rows}):
-        mine = sorted((r for r in rows if r["B"] == B and r["E"] == E and r["H"] == H),
-                      key=lambda r: r["S"])
-        for key, style in (("float_fwd", "-o"), ("float_fwd_bwd", "-s"), ("int8_fwd", "-^"),
-                           ("naive_fwd", "--o"), ("naive_fwd_bwd", "--s")):
-            points = [(r["S"], r[key]) for r in mine if isinstance(r[key], float)]
-            if points:
-                left.plot(*zip(*points), style, label="%s B=%d" % (key, B))
-        for key, style in (("cache_bytes", ":"), ("peak_fwd_bwd", "-s"),
-                           ("peak_fwd_bwd_ckpt", "-d"), ("peak_int8_fwd", "-^")):
-            points = [(r["S"], r[key] / 1024.0) for r in mine if isinstance(r[key], int)]
-            if points:
-                right.plot(*zip(*points), style, label="%s B=%d" % (key, B))
-    h = results["header"]
-    title = "%s, ulab %s" % (h["interpreter"], h["ulab"])
-    for axes, label in ((left, "ms a call"), (right, "KB")):
-        axes.set_xscale("log", base=2)
-        axes.set_yscale("log")
-        axes.set_xlabel("S (E=%d, H=%d)" % (E, H))
-        axes.set_ylabel(label)
-        axes.legend(fontsize=7)
-        axes.grid(True, which="both", alpha=0.3)
-    left.set_title("time: " + title, fontsize=9)
-    right.set_title("heap: " + title, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    return chipcost.markdown_table(chipcost.kernel_loops(SOURCE_DIR / "kernels.py"))
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", help="a board's serial port (default: the unix port)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                        help="folder for bench.md, bench.json, bench.png (default %(default)s)")
-    parser.add_argument("--quick", action="store_true", help="one tiny shape (for tests)")
-    parser.add_argument("--repeats", type=int, default=5, help="timed calls at most (%(default)s)")
+                        help="folder for bench.json (default %(default)s)")
+    parser.add_argument("--doc", type=Path, default=DEFAULT_DOC,
+                        help="the page to update, its plot beside it (default %(default)s)")
+    parser.add_argument("--quick", action="store_true", help="a tiny grid (for tests)")
+    parser.add_argument("--repeats", type=int, default=11,
+                        help="timed rounds at most (default %(default)s)")
     parser.add_argument("--cap", type=float,
                         help="skip calls predicted slower than this many seconds (default 1, "
                         "0.2 with the ulab stand-in)")
-    parser.add_argument("--peak-cap", type=float,
-                        help="search heap peaks for calls under this many seconds (default "
-                        "0.5, 0.05 with the ulab stand-in)")
-    parser.add_argument("--heap", default="16m", help="unix port heap for the timing run")
+    parser.add_argument("--heap", default="256k",
+                        help="unix port heap for the largest-S search (default %(default)s)")
     args = parser.parse_args(argv)
-
-    def log(message):
-        print(message, file=sys.stderr, flush=True)
-
     standin = not args.port and not unixport.has_ulab(unixport.interpreter())
     if args.cap is None:
         args.cap = 0.2 if standin else 1.0
-    if args.peak_cap is None:
-        args.peak_cap = 0.05 if standin else 0.5
-    if args.port:
-        results, text = on_board(args.port, args.quick, args.repeats, args.cap, args.peak_cap,
-                                 log)
-    else:
-        results, text = on_unix_port(args.quick, args.repeats, args.cap, args.peak_cap,
-                                     args.heap, log)
-        print(text, end="")
+    chip = chip_cost()  # first: a missing disassembler stops it before the minutes measuring
+    progress = Progress()
+    collector = Collector(args.quick, args.repeats, args.cap, progress)
+    start = time.monotonic()
+    try:
+        if args.port:
+            on_board(collector, args.port, args.quick)
+        else:
+            on_unix_port(collector, args.quick, args.heap)
+    except RuntimeError as err:  # the device side failed: its output's end says why
+        progress.clear()
+        parser.exit(1, "make bench: %s\n" % err)
+    results = collector.results
+    results["header"]["date"] = time.strftime("%Y-%m-%d", time.gmtime())
+    results["chip_cost"] = chip
+    progress.log("measured in %s" % _seconds(time.monotonic() - start))
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "bench.md").write_text(text)
     (args.out / "bench.json").write_text(json.dumps(results, indent=1) + "\n")
-    plot(results, args.out / "bench.png")
-    log("wrote %s: bench.md, bench.json, bench.png" % args.out)
+    section = benchreport.write(results, args.doc)
+    print(section)
+    progress.log("wrote %s, %s and %s" % (args.out / "bench.json", args.doc,
+                                          benchreport.plot_path(args.doc, results["header"])))
     return 0
 
 

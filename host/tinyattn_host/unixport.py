@@ -49,21 +49,22 @@ def has_ulab(command=None):
     return done.returncode == 0
 
 
-def search_path(extra=()):
-    """MICROPYPATH for device code: frozen modules, device/, extras, the stand-in if needed."""
-    parts = [".frozen", str(DEVICE_DIR), *map(str, extra)]
+def search_path(extra=(), device_dir=DEVICE_DIR):
+    """MICROPYPATH for device code: frozen modules, device/ (or another folder holding the
+    package, e.g. compiled to .mpy), extras, the stand-in if needed."""
+    parts = [".frozen", str(device_dir), *map(str, extra)]
     if not has_ulab(interpreter()):
         parts.append(str(STANDIN_DIR))
     return os.pathsep.join(parts)
 
 
-def run_file(script, heap=None, extra_path=(), timeout=600, args=()):
+def run_file(script, heap=None, extra_path=(), timeout=600, args=(), device_dir=DEVICE_DIR):
     """Run a script file; return its stdout, or raise MicroPythonError with its exception."""
     command = [interpreter()]
     if heap:
         command += ["-X", f"heapsize={heap}"]
     command += [str(script), *args]
-    env = dict(os.environ, MICROPYPATH=search_path(extra_path))
+    env = dict(os.environ, MICROPYPATH=search_path(extra_path, device_dir))
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
     if done.returncode != 0:
         raise _error(done.stdout + done.stderr)

@@ -8,6 +8,7 @@ import pytest
 from mpremote.transport_serial import SerialTransport
 
 from tinyattn_host import deploy as deploy_module
+from tinyattn_host import mip_package
 from tinyattn_host.deploy import DeployError, MpyFormat, deploy
 from tinyattn_host.unixport import DEVICE_DIR, ROOT, interpreter
 from tinyattn_host.virtual_board import has_raw_repl
@@ -122,15 +123,18 @@ def test_cli_deploys_to_a_virtual_board(tmp_path):
 
 @needs_virtual_board
 def test_mip_installs_package_json(virtual_board):
-    """mpremote's own mip, given the local package.json, installs what github: would."""
+    """mpremote's own mip, given the local package.json, installs what github: would: the
+    core, without the bench (package-bench.json, whose dependency on the core is a github:
+    URL, is checked in tests/host/test_package_json.py)."""
     done = subprocess.run(
         [sys.executable, "-m", "mpremote", "connect", virtual_board.port,
          "mip", "install", str(ROOT / "package.json")],
         capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     lib = virtual_board.flash_dir / "lib" / "tinyattn"
-    assert on_flash(virtual_board) == SOURCES
-    for name in SOURCES:
+    core = [p.as_posix() for p in mip_package.part_sources("core")]
+    assert on_flash(virtual_board) == core
+    for name in core:
         local = (DEVICE_DIR / "tinyattn" / name).read_bytes()
         assert hashlib.sha256((lib / name).read_bytes()).digest() == hashlib.sha256(local).digest()
     out = run_on(virtual_board, "import tinyattn\nprint(tinyattn.__version__, tinyattn.__file__)")

@@ -1,0 +1,36 @@
+"""What `make bench` measures, in one place for both ends: the device (tinyattn.bench) and the
+host (tinyattn_host.bench, which loads this file under CPython: no MicroPython-only import).
+
+The device prints each result as one line, MARK followed by a JSON object with a "kind".
+"""
+
+MARK = "@@BENCH "
+FULL = {"B": (1, 16), "S": (4, 16, 32, 64), "EH": ((8, 2), (32, 4), (64, 4))}
+QUICK = {"B": (1, 2), "S": (4,), "EH": ((8, 2),)}
+PATHS = ("float_fwd", "float_fwd_bwd", "float_fwd_bwd_ckpt", "int8_fwd")
+IRIS_BATCHES = (16, 1)
+# the largest-S search: Attention(64, 4) forward plus backward on one sequence
+LARGEST_E, LARGEST_H, LARGEST_LIMIT = 64, 4, 512
+QUICK_LIMIT = 6
+HEAP_S = (4, 16, 32, 64)  # the smallest heap for these S (unix port: -X heapsize per trial)
+
+
+def macs(B, S, E):
+    """Multiply-adds of one Attention forward: four projections and two S x S products."""
+    return B * (4 * S * E * E + 2 * S * S * E)
+
+
+def shapes(quick=False):
+    """The (B, S, E, H) measured, cheapest first."""
+    grid = QUICK if quick else FULL
+    found = [(B, S, E, H) for B in grid["B"] for S in grid["S"] for E, H in grid["EH"]]
+    return sorted(found, key=lambda shape: macs(*shape[:3]))
+
+
+def largest_seq_len(try_fit, limit):
+    """The largest S <= limit such that try_fit(s) holds for every s = 1 .. S (0: not even
+    S = 1). A scan upward, no bisection: fragmentation makes "fits" non-monotonic."""
+    S = 0
+    while S < limit and try_fit(S + 1):
+        S += 1
+    return S
