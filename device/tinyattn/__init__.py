@@ -14,6 +14,8 @@ _LAZY = {
     "Dataset": "data", "load_iris": "data",
     "iris_model": "model", "train_step": "model", "train": "model", "evaluate": "model",
     "predict": "model", "save": "store", "load": "store", "demo": "iris_demo",
+    "LayerNorm": "layernorm", "PositionalEmbedding": "positional", "Gelu": "gelu",
+    "TransformerEncoderLayer": "encoder",
 }
 
 

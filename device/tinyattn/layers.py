@@ -306,8 +306,10 @@ class Sequential:
                 layers.append(Tokens(*args))
             elif kind == "GlobalAvgPool":
                 layers.append(GlobalAvgPool(*args))
-            else:
-                raise ValueError("unknown layer kind %r in the model config" % (kind,))
+            else:  # LayerNorm, PositionalEmbedding, TransformerEncoderLayer, Gelu, or an error
+                from .encoder import build_layer
+
+                layers.append(build_layer(kind, args, rng))
         return Sequential(layers)
 
 

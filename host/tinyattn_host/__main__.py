@@ -1,9 +1,11 @@
-"""python -m tinyattn_host run [--port P] [--batch-size N] [--report DIR]: the check of `make run`."""
+"""python -m tinyattn_host run [--port P] [--batch-size N] [--report DIR]: the check of `make run`;
+import-torch / export-torch: PyTorch state_dicts (.npz) to and from model files."""
 
 import argparse
 import sys
 
 from .board import Board, BoardError
+from .statedict_cli import STATEDICT_COMMANDS, add_statedict_commands
 
 
 def main(argv=None):
@@ -17,7 +19,10 @@ def main(argv=None):
     run.add_argument("--deploy", choices=("auto", "always", "never"), default="auto",
                      help="copy device/tinyattn to the board: when its version differs (auto)")
     run.add_argument("--seed", type=int, default=42)
+    add_statedict_commands(commands)
     args = parser.parse_args(argv)
+    if args.command in STATEDICT_COMMANDS:
+        return STATEDICT_COMMANDS[args.command](args)
     if args.batch_size < 1:
         parser.error("--batch-size must be at least 1")
     from .harness import Check, write_report

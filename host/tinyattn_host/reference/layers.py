@@ -117,6 +117,10 @@ def sequential_forward(config, params, x):
             caches[-1] = cache
         elif kind == "GlobalAvgPool":
             x = gap_forward(x, spec[1])
+        elif kind in _encoder().KINDS:
+            enc = _encoder()
+            x, caches[-1] = enc.layer_forward(
+                spec, layer_params(params, i, enc.layer_param_names(spec)), x)
         else:
             raise ValueError("unknown layer kind %r" % (kind,))
     return x, caches
@@ -145,6 +149,19 @@ def sequential_backward(config, params, caches, grad_out):
                     grads["%d.%s" % (i, name)] = g["d" + name]
         elif kind == "GlobalAvgPool":
             grad_out = gap_backward(grad_out, spec[1])
+        elif kind in _encoder().KINDS:
+            enc = _encoder()
+            grad_out, g = enc.layer_backward(
+                spec, layer_params(params, i, enc.layer_param_names(spec)), cache, grad_out)
+            grads.update(("%d.%s" % (i, n), v) for n, v in g.items())
         else:
             raise ValueError("unknown layer kind %r" % (kind,))
     return grad_out, grads
+
+
+def _encoder():
+    """reference/encoder.py (LayerNorm, PositionalEmbedding, TransformerEncoderLayer), which
+    imports this module: imported on first use."""
+    from . import encoder
+
+    return encoder

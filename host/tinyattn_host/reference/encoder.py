@@ -1,0 +1,183 @@
+"""Float64 NumPy reference of LayerNorm, the learned positional embedding, GELU (erf form)
+and PyTorch's TransformerEncoderLayer, forward and hand-written backward.
+
+Layout is the device's: B sequences of S tokens are (B*S, E), one token a row. Parameters of
+an encoder layer are named as on the device: "self_attn.Wq" ... "self_attn.bo", "linear1.W",
+"linear1.b", "linear2.W", "linear2.b", "norm1.gamma", "norm1.beta", "norm2.gamma",
+"norm2.beta" (in a Sequential, each behind "<layer index>.").
+"""
+
+from math import erf
+
+import numpy as np
+
+from .attention import attention_backward, attention_forward
+from .layers import ATTENTION_PARAMS, activation_backward, activation_forward, dense_backward, \
+    dense_forward
+
+ENCODER_PARAMS = tuple("self_attn." + n for n in ATTENTION_PARAMS) + (
+    "linear1.W", "linear1.b", "linear2.W", "linear2.b",
+    "norm1.gamma", "norm1.beta", "norm2.gamma", "norm2.beta")
+FF_ACTIVATIONS = ("relu", "gelu")
+_erf = np.vectorize(erf, otypes=[np.float64])
+
+
+# ---- LayerNorm -----------------------------------------------------------------------------
+def layernorm_forward(x, gamma, beta, eps=1e-5):
+    """y = gamma (x - mean) / sqrt(var + eps) + beta per row (biased variance); (y, cache)."""
+    mean = x.mean(axis=1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=1, keepdims=True)
+    inv = 1.0 / np.sqrt(var + eps)
+    xhat = (x - mean) * inv
+    return xhat * gamma + beta, (xhat, inv, gamma)
+
+
+def layernorm_backward(grad_out, cache):
+    """(dx, dgamma, dbeta) of layernorm_forward."""
+    xhat, inv, gamma = cache
+    dxhat = grad_out * gamma
+    dx = inv * (dxhat - dxhat.mean(axis=1, keepdims=True)
+                - xhat * (dxhat * xhat).mean(axis=1, keepdims=True))
+    return dx, (grad_out * xhat).sum(axis=0), grad_out.sum(axis=0)
+
+
+# ---- positional embedding -----------------------------------------------------------------
+def positional_forward(x, P):
+    """x (B*S, E) plus P (S, E) on every sequence."""
+    S = P.shape[0]
+    return x + np.tile(P, (x.shape[0] // S, 1))
+
+
+def positional_backward(grad_out, seq_len):
+    """(dx, dP): dx = grad_out, dP = the sum of grad_out over the sequences."""
+    rows, E = grad_out.shape
+    return grad_out, grad_out.reshape(rows // seq_len, seq_len, E).sum(axis=0)
+
+
+# ---- GELU, erf form (PyTorch's default) ---------------------------------------------------
+def gelu_forward(x):
+    """x Phi(x) = x/2 (1 + erf(x / sqrt(2)))."""
+    return 0.5 * x * (1.0 + _erf(x / np.sqrt(2.0)))
+
+
+def gelu_backward(grad_out, x):
+    """grad_out (Phi(x) + x phi(x)), phi the standard normal density."""
+    phi = np.exp(-0.5 * x * x) / np.sqrt(2.0 * np.pi)
+    return grad_out * (0.5 * (1.0 + _erf(x / np.sqrt(2.0))) + x * phi)
+
+
+def ff_activation_forward(x, kind):
+    """The feed-forward activation: relu, or gelu in its erf form."""
+    if kind == "gelu":
+        return gelu_forward(x)
+    if kind == "relu":
+        return activation_forward(x, "relu")
+    raise ValueError("activation must be one of %s, got %r" % (FF_ACTIVATIONS, kind))
+
+
+def ff_activation_backward(grad_out, x, kind):
+    """Backward of ff_activation_forward."""
+    return gelu_backward(grad_out, x) if kind == "gelu" else activation_backward(grad_out, x, "relu")
+
+
+# ---- TransformerEncoderLayer --------------------------------------------------------------
+def encoder_forward(x, p, num_heads, seq_len, activation="relu", norm_first=False, eps=1e-5,
+                    mask=None, causal=False):
+    """PyTorch's TransformerEncoderLayer (dropout 0); returns (y, cache).
+
+    norm_first=False: h = norm1(x + sa(x)), y = norm2(h + ff(h)).
+    norm_first=True:  h = x + sa(norm1(x)), y = h + ff(norm2(h)).
+    sa is self-attention (mask: (B, S), 0 = padding key; causal), ff(z) = linear2(act(linear1(z))).
+    """
+    attn_p = {n: p.get("self_attn." + n) for n in ATTENTION_PARAMS}
+    c = {"activation": activation, "norm_first": norm_first}
+
+    def sa(z):
+        a, c["attn"] = attention_forward(z, attn_p, num_heads, seq_len, mask=mask, causal=causal)
+        return a
+
+    def ff(z):
+        c["ff_in"] = z
+        c["u"] = dense_forward(z, p["linear1.W"], p["linear1.b"])
+        c["act"] = ff_activation_forward(c["u"], activation)
+        return dense_forward(c["act"], p["linear2.W"], p["linear2.b"])
+
+    def norm(i, z):
+        out, c["norm%d" % i] = layernorm_forward(z, p["norm%d.gamma" % i], p["norm%d.beta" % i], eps)
+        return out
+
+    if norm_first:
+        h = x + sa(norm(1, x))
+        return h + ff(norm(2, h)), c
+    h = norm(1, x + sa(x))
+    return norm(2, h + ff(h)), c
+
+
+def encoder_backward(grad_out, p, cache):
+    """(dx, grads) of encoder_forward; grads are named like ENCODER_PARAMS."""
+    attn_p = {n: p.get("self_attn." + n) for n in ATTENTION_PARAMS}
+    grads = {}
+
+    def sa_back(g):
+        d = attention_backward(g, attn_p, cache["attn"])
+        for n in ATTENTION_PARAMS:
+            if d["d" + n] is not None:
+                grads["self_attn." + n] = d["d" + n]
+        return d["dx"]
+
+    def ff_back(g):
+        dact, grads["linear2.W"], grads["linear2.b"] = dense_backward(
+            g, cache["act"], p["linear2.W"], p["linear2.b"])
+        du = ff_activation_backward(dact, cache["u"], cache["activation"])
+        dz, grads["linear1.W"], grads["linear1.b"] = dense_backward(
+            du, cache["ff_in"], p["linear1.W"], p["linear1.b"])
+        return dz
+
+    def norm_back(i, g):
+        dz, grads["norm%d.gamma" % i], grads["norm%d.beta" % i] = layernorm_backward(
+            g, cache["norm%d" % i])
+        return dz
+
+    if cache["norm_first"]:
+        dh = grad_out + norm_back(2, ff_back(grad_out))
+        return dh + norm_back(1, sa_back(dh)), grads
+    d = norm_back(2, grad_out)
+    dh = norm_back(1, d + ff_back(d))
+    return dh + sa_back(dh), grads
+
+
+# ---- as steps of a Sequential (reference/layers.py sequential_forward/backward) -----------
+KINDS = ("LayerNorm", "PositionalEmbedding", "TransformerEncoderLayer", "Gelu")
+
+
+def layer_forward(spec, p, x):
+    """Forward of one of KINDS given its config spec and its parameters {name: array}."""
+    kind = spec[0]
+    if kind == "LayerNorm":
+        return layernorm_forward(x, p["gamma"], p["beta"], spec[2])
+    if kind == "PositionalEmbedding":
+        return positional_forward(x, p["P"]), spec[1]
+    if kind == "Gelu":
+        return gelu_forward(x), x
+    _, _, H, _, _, act, norm_first, eps, S, causal = spec
+    return encoder_forward(x, p, H, S, act, norm_first, eps, causal=causal)
+
+
+def layer_backward(spec, p, cache, grad_out):
+    """(dx, grads by parameter name) of layer_forward."""
+    kind = spec[0]
+    if kind == "LayerNorm":
+        dx, dg, db = layernorm_backward(grad_out, cache)
+        return dx, {"gamma": dg, "beta": db}
+    if kind == "PositionalEmbedding":
+        dx, dP = positional_backward(grad_out, cache)
+        return dx, {"P": dP}
+    if kind == "Gelu":
+        return gelu_backward(grad_out, cache), {}
+    return encoder_backward(grad_out, p, cache)
+
+
+def layer_param_names(spec):
+    """The parameter names of a layer of KINDS."""
+    return {"LayerNorm": ("gamma", "beta"), "PositionalEmbedding": ("P",),
+            "TransformerEncoderLayer": ENCODER_PARAMS, "Gelu": ()}[spec[0]]
