@@ -11,13 +11,15 @@ file format (kind "quantized").
 from . import store
 from .attention import Attention
 from .layers import Activation, Dense, GlobalAvgPool, SelfAttention, Sequential, Tokens
+from . import qencoder
 from .qattention import QAttention, calibration_stats
 from .qlayers import QActivation, QDense, QGlobalAvgPool, QTokens
 from .qnumbers import (dequantize, fixed_point, int32_bias, int8_weights, max_abs,  # noqa: F401
                        multiplier, quantize_into, quantize_tensor, scale_for, shape2)
 
 QUANTIZED = "quantized"
-KINDS = dict((cls.kind, cls) for cls in (QDense, QActivation, QTokens, QGlobalAvgPool, QAttention))
+KINDS = dict((cls.kind, cls) for cls in (QDense, QActivation, QTokens, QGlobalAvgPool, QAttention)
+             + qencoder.LAYERS)
 """The registry of int8 layers, by the `kind` saved in their spec."""
 
 
@@ -140,11 +142,11 @@ def quantize(model, calibration_x, seq_len=None):
 
 
 def _quantize_layer(layer, stats, s_x, s_y, seq_len):
+    q = qencoder.quantize_layer(layer, stats, s_x, s_y)
+    if q is not None:
+        return q
     if isinstance(layer, Dense):
-        W, s_w = int8_weights(layer.W)
-        b = int32_bias(layer.b, s_x * s_w, layer.in_features)
-        mult = None if s_y is None else multiplier(s_x * s_w, s_y)
-        return QDense(layer.in_features, layer.out_features, W, b, mult, s_x, s_w, s_y)
+        return QDense.from_float(layer, s_x, s_y)
     if isinstance(layer, Attention):
         S = getattr(layer, "seq_len", seq_len)
         return QAttention.from_float(layer, stats, s_x, s_y, S)
@@ -160,13 +162,9 @@ def _quantize_layer(layer, stats, s_x, s_y, seq_len):
 
 def _quantize_activation(layer, s_x, s_y):
     """The table of f at every int8 input: table[u] = round(f((u ^ 128) - 128) s_x) / s_y)."""
-    from ulab import numpy as np
-
     if layer.kind == "relu":
         s_y = s_x  # max(v, 0) exactly
-    values = [((u ^ 128) - 128) * s_x for u in range(256)]
-    y = layer.forward(np.array([values]))
-    return QActivation(layer.kind, quantize_tensor(y, s_y), s_x, s_y)
+    return QActivation.from_float(layer.kind, layer.forward, s_x, s_y)
 
 
 def _calibrate(layers, x, seq_len):
@@ -174,6 +172,12 @@ def _calibrate(layers, x, seq_len):
     stats = []
     for layer in layers:
         st = {"in": max_abs(x)}
+        more = qencoder.calibrate(layer, x)
+        if more is not None:
+            x, extra = more
+            st.update(extra)
+            stats.append(st)
+            continue
         if isinstance(layer, Attention) and not isinstance(layer, SelfAttention):
             if seq_len is None:
                 raise ValueError("quantizing an Attention needs its seq_len")
