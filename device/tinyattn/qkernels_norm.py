@@ -19,8 +19,8 @@ from micropython import const
 
 from .kernels import _count, _header, address_distance, need
 
-MAX_WIDTH = 255
-"""Longest LayerNorm row: V + eps_q must stay below 2^31 (16384 E^2 + 2^30)."""
+MAX_WIDTH = 256
+"""Longest LayerNorm row: V + eps_q must stay below 2^31 (16384 E^2 + 2^30 - 1)."""
 MAX_EPS = 1073741823
 """eps_q, in units of V, is at most 2^30 - 1 (and at least 1)."""
 FRACTION = 12
@@ -153,7 +153,7 @@ def norm_header(E, beta, eps, mult):
     if not isinstance(eps, int) or not 1 <= eps <= MAX_EPS:
         raise ValueError("eps_q must be an int in [1, %d], got %r" % (MAX_EPS, eps))
     need("beta", beta, 4, E)
-    room = 2147483647 - 128 * (1 << FRACTION) * 16  # |z| < 2^16 for E <= 255
+    room = 2147483647 - 128 * (1 << FRACTION) * 16  # |z| < 2^16 for E <= 256
     h = _header(_NORM + E, mult)
     h[_N_E], h[_N_EPS] = E, eps
     for j in range(E):

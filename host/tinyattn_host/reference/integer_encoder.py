@@ -26,8 +26,8 @@ from .integer import INT32_MAX, Int32Overflow, int32
 
 NORM_FRACTION = 12
 """Bits after the point of the normalised value z = xhat 2^12."""
-MAX_NORM_WIDTH = 255
-"""Longest LayerNorm row: V + eps_q < 2^31 needs 16384 E^2 + 2^30 < 2^31."""
+MAX_NORM_WIDTH = 256
+"""Longest LayerNorm row: V + eps_q fits int32 when 16384 E^2 + 2^30 - 1 <= 2^31 - 1."""
 MAX_EPS = 2 ** 30 - 1
 """eps_q is clamped to [1, 2^30 - 1]."""
 
