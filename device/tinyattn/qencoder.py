@@ -16,7 +16,7 @@ from .encoder import TransformerEncoderLayer
 from .gelu import Gelu
 from .layernorm import LayerNorm
 from .positional import PositionalEmbedding
-from .qattention import QAttention, calibration_stats
+from .qattention import QAttention, calibration_stats, keep_bytes
 from .qlayers import QActivation, QDense, flip
 from .qnumbers import (dequantize, int32_bias, int8_weights, max_abs, multiplier,
                        quantize_tensor, round_half_up, scale_for, shape2)
@@ -326,13 +326,7 @@ class QTransformerEncoderLayer:
     def forward(self, x, mask=None, causal=None):
         """Float x (B*S, E) to float (B*S, E); mask (B, S) of 0/1 as for the float layer."""
         rows, cols = shape2(x)
-        keep = None
-        if mask is not None:
-            S = self.seq_len
-            if getattr(mask, "shape", None) != (rows // S, S):
-                raise ValueError("mask must have shape (%d, %d), got %r"
-                                 % (rows // S, S, getattr(mask, "shape", None)))
-            keep = bytearray(1 if v != 0 else 0 for row in mask for v in row.tolist())
+        keep = keep_bytes(mask, rows, self.seq_len)
         y, rows, cols = self.forward_int(quantize_tensor(x, self.s_x), rows, cols, keep, causal)
         return dequantize(y, rows, cols, self.s_y)
 
