@@ -118,8 +118,9 @@ def load(path):
 def quantize(model, calibration_x, seq_len=None):
     """The int8 version of a trained float model, scales from running calibration_x.
 
-    model: a Sequential (Dense, Activation, Tokens, SelfAttention, GlobalAvgPool), a Dense,
-    or an Attention (give its seq_len). Returns a QSequential; a lone Dense or Attention
+    model: a Sequential (Dense, Activation, Tokens, SelfAttention, GlobalAvgPool, and
+    qencoder's LayerNorm, PositionalEmbedding, Gelu, TransformerEncoderLayer), a Dense, or an
+    Attention (give its seq_len). Returns a QSequential; a lone Dense or Attention
     becomes a one-layer QSequential (its forward_int and forward are the layer's).
     """
     if isinstance(model, Sequential):

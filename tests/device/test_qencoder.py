@@ -378,6 +378,26 @@ def test_digits_shaped_model_matches_reference_on_every_row(tmp_path, act, norm_
     assert sum(a == b for a, b in zip(out["int8"], out["float"])) >= 20
 
 
+def test_standalone_layernorm_and_gelu_match_reference():
+    """LayerNorm and Gelu as layers of their own in a Sequential."""
+    config = [["Dense", 6, 8, True], ["LayerNorm", 8, 1e-5], ["Gelu"], ["Dense", 8, 3, True]]
+    rng = np.random.default_rng(21)
+    params = {"0.W": rng.standard_normal((8, 6)), "0.b": rng.standard_normal(8),
+              "1.gamma": 1 + 0.3 * rng.standard_normal(8), "1.beta": rng.standard_normal(8),
+              "3.W": rng.standard_normal((3, 8)), "3.b": rng.standard_normal(3)}
+    x = f32(rng.standard_normal((10, 6)))
+    inputs = dict({k: f32(v) for k, v in params.items()}, x=x, calib=x,
+                  c={"config": config, "path": "/dev/null"})
+    out = run_device(DIGITS_LIKE.split("qm.save")[0], inputs)
+    layers = encoder_reference_layers(out["layers"])
+    assert [l["kind"] for l in layers] == ["Dense", "LayerNorm", "Activation", "Dense"]
+    outputs = qref.sequential(np.array(out["xq"]).reshape(10, 6), layers)
+    for i, (got, want) in enumerate(zip(out["trace"], outputs)):
+        np.testing.assert_array_equal(np.array(got), want.ravel(), err_msg="layer %d" % i)
+    y_ref, _ = sequential_forward(config, params, x)
+    assert np.abs(out["y_int8"] - y_ref).max() <= 0.05 * np.abs(y_ref).max()
+
+
 def test_encoder_forward_allocates_nothing_once_planned():
     out = run_device("""
 import gc
