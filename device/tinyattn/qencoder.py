@@ -40,7 +40,7 @@ def add_multipliers(s_a, s_b, s_y):
 
 def eps_units(eps, E, s_x):
     """LayerNorm's eps in units of V = E^2 var / s_x^2, in [1, nk.MAX_EPS]."""
-    return min(nk.MAX_EPS, max(1, round_half_up(E * E * eps / (s_x * s_x))))
+    return max(1, round_half_up(min(nk.MAX_EPS, E * E * eps / (s_x * s_x))))
 
 
 def _int8(n):
@@ -155,6 +155,9 @@ _PART_KINDS = {"self_attn": QAttention, "linear1": QDense, "act": QActivation,
 def encoder_stats(layer, x):
     """Run a float TransformerEncoderLayer on x through its parts' public forwards; returns
     (y, {name: max |.|}) of every intermediate the int8 layer quantizes (and Q, K, V)."""
+    if layer.seq_len is None:
+        raise ValueError("quantizing a TransformerEncoderLayer needs its seq_len: make it "
+                         "with TransformerEncoderLayer(..., seq_len=S)")
     stats = {}
 
     def seen(name, value):

@@ -450,6 +450,8 @@ calls = {
     'add_short_b': lambda: N.bind_add(N.add_header(2, (16384, 16384, 15)), 3, bytearray(6),
                                       bytearray(5), bytearray(6)),
     'add_scales': lambda: add_multipliers(1.0, 1.0, 1e-6),
+    'encoder_without_seq_len': lambda: quantize(Sequential([TransformerEncoderLayer(8, 2, 8)]),
+                                                ones((8, 8))),
     'encoder_wrong_width': lambda: q.forward(ones((4, 6))),
     'encoder_rows_not_sequences': lambda: q.forward(ones((6, 8))),
     'encoder_bad_mask': lambda: q.forward(ones((8, 8)), mask=ones((1, 8))),
@@ -468,5 +470,6 @@ def test_bad_input_raises_value_error():
     assert "holds 7 items" in errors["norm_short_src"]
     assert "whole periods" in errors["add_not_periods"]
     assert "2^15" in errors["add_scales"]
+    assert "seq_len" in errors["encoder_without_seq_len"]
     assert "columns" in errors["encoder_wrong_width"]
     assert "mask" in errors["encoder_bad_mask"]
