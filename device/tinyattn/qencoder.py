@@ -361,16 +361,10 @@ LAYERS = (QLayerNorm, QPositional, QTransformerEncoderLayer)
 """The int8 layers of this module, for quant.KINDS."""
 
 
-def calibrate(layer, x):
-    """(y, extra stats) of a float layer that needs more than max |in| and |out|, else None."""
-    if isinstance(layer, TransformerEncoderLayer):
-        return encoder_stats(layer, x)
-    return None
-
-
 def quantize_layer(layer, stats, s_x, s_y):
     """The int8 form of a float LayerNorm, PositionalEmbedding, Gelu or TransformerEncoderLayer
-    (s_y None: the calibrated output's scale), or None for another layer."""
+    (stats: max |.| of its output, and encoder_stats for an encoder layer; s_y None: the
+    output's scale from them)."""
     s_y = s_y or scale_for(stats["out"])
     if isinstance(layer, TransformerEncoderLayer):
         return QTransformerEncoderLayer.from_float(layer, stats, s_x, s_y)
@@ -380,4 +374,4 @@ def quantize_layer(layer, stats, s_x, s_y):
         return QPositional.from_float(layer, s_x, s_y)
     if isinstance(layer, Gelu):
         return QActivation.from_float(GELU, layer.forward, s_x, s_y)
-    return None
+    raise ValueError("cannot quantize a %s layer" % type(layer).__name__)

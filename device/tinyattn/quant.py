@@ -11,16 +11,27 @@ file format (kind "quantized").
 from . import store
 from .attention import Attention
 from .layers import Activation, Dense, GlobalAvgPool, SelfAttention, Sequential, Tokens
-from . import qencoder
 from .qattention import QAttention, calibration_stats
 from .qlayers import QActivation, QDense, QGlobalAvgPool, QTokens
 from .qnumbers import (dequantize, fixed_point, int32_bias, int8_weights, max_abs,  # noqa: F401
                        multiplier, quantize_into, quantize_tensor, scale_for, shape2)
 
 QUANTIZED = "quantized"
-KINDS = dict((cls.kind, cls) for cls in (QDense, QActivation, QTokens, QGlobalAvgPool, QAttention)
-             + qencoder.LAYERS)
-"""The registry of int8 layers, by the `kind` saved in their spec."""
+KINDS = dict((cls.kind, cls) for cls in (QDense, QActivation, QTokens, QGlobalAvgPool, QAttention))
+"""The registry of int8 layers, by the `kind` saved in their spec (qencoder's join on first use)."""
+ENCODER_KINDS = ("LayerNorm", "PositionalEmbedding", "Gelu", "TransformerEncoderLayer")
+"""Float layers (and saved kinds) of qencoder, imported only for a model that has them: it and
+the float encoder modules take ~17 KB of a board's heap."""
+
+
+def _encoder(kind):
+    """The qencoder module when `kind` is one of ENCODER_KINDS (registered in KINDS), else None."""
+    if kind not in ENCODER_KINDS:
+        return None
+    from . import qencoder
+
+    KINDS.update((cls.kind, cls) for cls in qencoder.LAYERS)
+    return qencoder
 
 
 class QSequential:
@@ -95,6 +106,7 @@ def from_description(description, arrays):
     layers = []
     try:
         for i, spec in enumerate(description["layers"]):
+            _encoder(spec["kind"])
             layers.append(KINDS[spec["kind"]].from_spec(spec, arrays, "%d." % i))
     except (KeyError, TypeError, IndexError) as err:
         raise ValueError("bad quantized model description: %r" % (err,))
@@ -143,9 +155,9 @@ def quantize(model, calibration_x, seq_len=None):
 
 
 def _quantize_layer(layer, stats, s_x, s_y, seq_len):
-    q = qencoder.quantize_layer(layer, stats, s_x, s_y)
-    if q is not None:
-        return q
+    qencoder = _encoder(type(layer).__name__)
+    if qencoder is not None:
+        return qencoder.quantize_layer(layer, stats, s_x, s_y)
     if isinstance(layer, Dense):
         return QDense.from_float(layer, s_x, s_y)
     if isinstance(layer, Attention):
@@ -173,9 +185,8 @@ def _calibrate(layers, x, seq_len):
     stats = []
     for layer in layers:
         st = {"in": max_abs(x)}
-        more = qencoder.calibrate(layer, x)
-        if more is not None:
-            x, extra = more
+        if type(layer).__name__ == "TransformerEncoderLayer":
+            x, extra = _encoder("TransformerEncoderLayer").encoder_stats(layer, x)
             st.update(extra)
             stats.append(st)
             continue

@@ -473,3 +473,35 @@ def test_bad_input_raises_value_error():
     assert "seq_len" in errors["encoder_without_seq_len"]
     assert "columns" in errors["encoder_wrong_width"]
     assert "mask" in errors["encoder_bad_mask"]
+
+
+def test_int8_encoder_model_loads_in_a_fresh_process(tmp_path):
+    """quant imports qencoder only for a model that has its layers; load registers them."""
+    path = str(tmp_path / "enc-int8.bin")
+    first = run_device("""
+import sys
+from tinyattn import Sequential
+from tinyattn.quant import quantize
+from tinyattn.rng import Rng
+OUT['lazy'] = 'tinyattn.qencoder' not in sys.modules
+enc = ['TransformerEncoderLayer', 8, 2, 16, 0.0, 'gelu', True, 1e-5, 4, True]
+model = Sequential.from_config([['Tokens', 4], ['Dense', 3, 8, True],
+                                ['PositionalEmbedding', 4, 8], enc, ['LayerNorm', 8, 1e-5]],
+                               seed=5)
+x = Rng(1).uniform_matrix(6, 12, -1.0, 1.0)
+qm = quantize(model, x)
+qm.save(IN['path'])
+OUT['y'] = qm.forward(x)
+""", {"path": path})
+    again = run_device("""
+import sys
+from tinyattn.quant import load
+from tinyattn.rng import Rng
+qm = load(IN['path'])
+OUT['kinds'] = [layer.kind for layer in qm.layers]
+OUT['y'] = qm.forward(Rng(1).uniform_matrix(6, 12, -1.0, 1.0))
+""", {"path": path})
+    assert first["lazy"]
+    assert again["kinds"] == ["Tokens", "Dense", "PositionalEmbedding",
+                              "TransformerEncoderLayer", "LayerNorm"]
+    np.testing.assert_array_equal(again["y"], first["y"])
