@@ -7,35 +7,17 @@ import numpy as np
 import pytest
 
 from device_runner import run_device
-from test_qencoder import encoder_reference_layers
-from test_quant import DUMP
+from test_qencoder import QUANTIZE_AND_TRACE, encoder_reference_layers
 from tinyattn_host.reference import integer_encoder as qref
 
 digits = pytest.importorskip("tinyattn_host.digits")
-
-CASE = DUMP + """
-from tinyattn import Sequential, predict
-from tinyattn.quant import quantize, quantize_tensor
-model = Sequential.from_config(IN['config'], seed=1)
-for name, param, grad in model.collect_params():
-    param[:] = IN[name]
-qm = quantize(model, IN['Xtr'])
-rows, cols = IN['Xte'].shape
-xq = quantize_tensor(IN['Xte'], qm.in_scale)
-trace = []
-qm.forward_int(xq, rows, cols, trace=trace)
-OUT['layers'] = dump_layers(qm)
-OUT['xq'] = list(xq)
-OUT['trace'] = [list(buf) for buf, r, k in trace]
-OUT['int8'] = predict(qm, IN['Xte'])
-"""
 
 
 def test_digits_int8_keeps_the_float_accuracy_and_matches_reference_on_every_test_row():
     params, float_acc, _ = digits.train_host()
     X_train, _, X_test, y_test = digits.split(*digits.load_digits())
-    inputs = dict(params, config=digits.DIGITS_CONFIG, Xtr=X_train, Xte=X_test)
-    out = run_device(CASE, inputs, heap="256m")
+    inputs = dict(params, config=digits.DIGITS_CONFIG, calib=X_train, x=X_test)
+    out = run_device(QUANTIZE_AND_TRACE, inputs, heap="256m")
     int8_acc = np.mean(np.array(out["int8"]) == y_test)
     print("digits test accuracy: float %.4f, int8 %.4f (%d rows)"
           % (float_acc, int8_acc, len(y_test)))

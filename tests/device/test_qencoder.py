@@ -313,11 +313,10 @@ OUT['table'] = list(q.table)
 
 
 # ---- a digits-shaped model -----------------------------------------------------------------
-DIGITS_LIKE = DUMP + """
+QUANTIZE_AND_TRACE = DUMP + """
 from tinyattn import Sequential, predict
 from tinyattn.quant import quantize, quantize_tensor, load
-c = IN['c']
-model = Sequential.from_config(c['config'], seed=3)
+model = Sequential.from_config(IN['config'], seed=3)
 for name, param, grad in model.collect_params():
     param[:] = IN[name]
 qm = quantize(model, IN['calib'])
@@ -328,12 +327,17 @@ qm.forward_int(xq, rows, cols, trace=trace)
 OUT['layers'] = dump_layers(qm)
 OUT['xq'] = list(xq)
 OUT['trace'] = [list(buf) for buf, r, k in trace]
-OUT['float'] = predict(model, IN['x'])
 OUT['int8'] = predict(qm, IN['x'])
+"""
+"""A Sequential IN['config'] with the parameters IN[name], quantized with IN['calib'], run on
+IN['x']: the layers, the quantized input, every layer's output, the int8 classes."""
+
+DIGITS_LIKE = QUANTIZE_AND_TRACE + """
+OUT['float'] = predict(model, IN['x'])
 OUT['y_float'] = model.forward(IN['x'])
 OUT['y_int8'] = qm.forward(IN['x'])
-qm.save(c['path'])
-again = load(c['path'])
+qm.save(IN['path'])
+again = load(IN['path'])
 OUT['reloaded'] = list(again.forward_int(xq, rows, cols)[0])
 """
 
@@ -359,8 +363,7 @@ def test_digits_shaped_model_matches_reference_on_every_row(tmp_path, act, norm_
                 value += 1.0
             params["%d.%s" % (i, name)] = f32(value)
     x = f32(np.clip(rng.standard_normal((24, 64)) * 0.4 + 0.3, 0, 1))
-    inputs = dict(params, x=x, calib=x,
-                  c={"config": config, "path": str(tmp_path / "digits-int8.bin")})
+    inputs = dict(params, x=x, calib=x, config=config, path=str(tmp_path / "digits-int8.bin"))
     out = run_device(DIGITS_LIKE, inputs)
     layers = encoder_reference_layers(out["layers"])
     assert [l["kind"] for l in layers] == ["Tokens", "Dense", "PositionalEmbedding",
@@ -386,9 +389,8 @@ def test_standalone_layernorm_and_gelu_match_reference():
               "1.gamma": 1 + 0.3 * rng.standard_normal(8), "1.beta": rng.standard_normal(8),
               "3.W": rng.standard_normal((3, 8)), "3.b": rng.standard_normal(3)}
     x = f32(rng.standard_normal((10, 6)))
-    inputs = dict({k: f32(v) for k, v in params.items()}, x=x, calib=x,
-                  c={"config": config, "path": "/dev/null"})
-    out = run_device(DIGITS_LIKE.split("qm.save")[0], inputs)
+    inputs = dict({k: f32(v) for k, v in params.items()}, x=x, calib=x, config=config)
+    out = run_device(QUANTIZE_AND_TRACE + "OUT['y_int8'] = qm.forward(IN['x'])\n", inputs)
     layers = encoder_reference_layers(out["layers"])
     assert [l["kind"] for l in layers] == ["Dense", "LayerNorm", "Activation", "Dense"]
     outputs = qref.sequential(np.array(out["xq"]).reshape(10, 6), layers)
