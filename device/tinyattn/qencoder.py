@@ -40,7 +40,8 @@ def add_multipliers(s_a, s_b, s_y):
 
 def eps_units(eps, E, s_x):
     """LayerNorm's eps in units of V = E^2 var / s_x^2, in [1, nk.MAX_EPS]."""
-    return max(1, round_half_up(min(nk.MAX_EPS, E * E * eps / (s_x * s_x))))
+    v = min(E * E * eps / (s_x * s_x), 2147483648.0)  # rounded, clamped as an int (float32)
+    return max(1, min(nk.MAX_EPS, round_half_up(v)))
 
 
 def _int8(n):

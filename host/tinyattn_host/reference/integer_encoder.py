@@ -42,7 +42,8 @@ def _int8(a, what):
 # ---- LayerNorm -------------------------------------------------------------------------------
 def eps_units(eps, E, s_x):
     """eps in the units of V = E^2 var / s_x^2: round(E^2 eps / s_x^2), in [1, 2^30 - 1]."""
-    return max(1, math.floor(min(MAX_EPS, E * E * eps / (s_x * s_x)) + 0.5))
+    v = min(E * E * eps / (s_x * s_x), 2.0 ** 31)
+    return max(1, min(MAX_EPS, math.floor(v + 0.5)))
 
 
 def isqrt_scaled(W):
