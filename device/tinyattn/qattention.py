@@ -125,13 +125,7 @@ class QAttention:
     def forward(self, x, seq_len=None, mask=None, causal=False):
         """Float x (B*S, E) to float (B*S, E); mask (B, S) of 0/1 as for Attention."""
         rows, cols = shape2(x)
-        keep = None
-        if mask is not None:
-            S = self.seq_len if seq_len is None else seq_len
-            if getattr(mask, "shape", None) != (rows // S, S):
-                raise ValueError("mask must have shape (%d, %d), got %r"
-                                 % (rows // S, S, getattr(mask, "shape", None)))
-            keep = bytearray(1 if v != 0 else 0 for row in mask for v in row.tolist())
+        keep = keep_bytes(mask, rows, self.seq_len if seq_len is None else seq_len)
         xq = quantize_tensor(x, self.s_x)
         y, rows, cols = self.forward_int(xq, rows, cols, seq_len=seq_len, keep=keep,
                                          causal=causal)
@@ -156,3 +150,15 @@ class QAttention:
         mults = dict((k, None if v is None else tuple(v)) for k, v in spec["mults"].items())
         return QAttention(spec["E"], spec["H"], spec["seq_len"], weights, biases, mults,
                           spec["scales"])
+
+
+def keep_bytes(mask, rows, S):
+    """A float mask (B, S) of 0/1 (1 keeps a key) as the B*S bytes of kernels.set_keep, or
+    None for no mask; rows = B*S."""
+    if mask is None:
+        return None
+    if getattr(mask, "shape", None) != (rows // S, S):
+        raise ValueError("mask must have shape (%d, %d), got %r"
+                         % (rows // S, S, getattr(mask, "shape", None)))
+    return bytearray(1 if v != 0 else 0 for row in mask for v in row.tolist())
+

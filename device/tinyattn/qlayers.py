@@ -12,7 +12,10 @@ Contract of a quantized layer (QSequential relies on nothing else):
 
 import array
 
+from ulab import numpy as np
+
 from . import kernels
+from .qnumbers import int32_bias, int8_weights, multiplier, quantize_tensor
 
 _FLIP = bytearray(u ^ 128 for u in range(256))  # int8 <-> offset binary, as a lookup table
 
@@ -37,12 +40,20 @@ class QDense:
 
     kind = "Dense"
 
-    def __init__(self, in_features, out_features, W, b, mult, s_x, s_w, s_y):
+    def __init__(self, in_features, out_features, W, b, mult, s_x, s_w, s_y, lo=-128):
         self.in_features, self.out_features = in_features, out_features
         self.W, self.b, self.mult = W, b, mult  # W offset binary (out, in)
-        self.s_x, self.s_w, self.s_y = s_x, s_w, s_y
-        self.header = kernels.linear_header(out_features, in_features, b, mult)
+        self.s_x, self.s_w, self.s_y, self.lo = s_x, s_w, s_y, lo  # lo 0: a ReLU folded in
+        self.header = kernels.linear_header(out_features, in_features, b, mult, lo)
         self.out, self._rows = None, None
+
+    @staticmethod
+    def from_float(layer, s_x, s_y, lo=-128):
+        """From a float Dense; s_y None keeps the int32 accumulator."""
+        W, s_w = int8_weights(layer.W)
+        b = int32_bias(layer.b, s_x * s_w, layer.in_features)
+        mult = None if s_y is None else multiplier(s_x * s_w, s_y)
+        return QDense(layer.in_features, layer.out_features, W, b, mult, s_x, s_w, s_y, lo)
 
     def out_scale(self):
         return self.s_x * self.s_w if self.mult is None else self.s_y
@@ -63,7 +74,8 @@ class QDense:
 
     def spec(self):
         return {"kind": "Dense", "in": self.in_features, "out": self.out_features,
-                "mult": self.mult, "s_x": self.s_x, "s_w": self.s_w, "s_y": self.s_y}
+                "mult": self.mult, "s_x": self.s_x, "s_w": self.s_w, "s_y": self.s_y,
+                "lo": self.lo}
 
     def arrays(self, prefix):
         out = [(prefix + "W", flip(self.W), "b", (self.out_features, self.in_features))]
@@ -75,7 +87,7 @@ class QDense:
     def from_spec(spec, arrays, prefix):
         return QDense(spec["in"], spec["out"], flip(arrays[prefix + "W"]),
                       arrays.get(prefix + "b"), _tuple(spec["mult"]), spec["s_x"],
-                      spec["s_w"], spec["s_y"])
+                      spec["s_w"], spec["s_y"], spec.get("lo", -128))
 
 
 class QActivation:
@@ -86,6 +98,13 @@ class QActivation:
     def __init__(self, name, table, s_x, s_y):
         self.name, self.table, self.s_x, self.s_y = name, table, s_x, s_y
         self.src, self.out, self._n = None, None, 0
+
+    @staticmethod
+    def from_float(name, forward, s_x, s_y):
+        """The table of a float function: forward(2-D ulab array) -> the same shape."""
+        values = [((u ^ 128) - 128) * s_x for u in range(256)]
+        y = forward(np.array([values]))
+        return QActivation(name, quantize_tensor(y, s_y), s_x, s_y)
 
     def out_scale(self):
         return self.s_y

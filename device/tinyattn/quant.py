@@ -18,7 +18,20 @@ from .qnumbers import (dequantize, fixed_point, int32_bias, int8_weights, max_ab
 
 QUANTIZED = "quantized"
 KINDS = dict((cls.kind, cls) for cls in (QDense, QActivation, QTokens, QGlobalAvgPool, QAttention))
-"""The registry of int8 layers, by the `kind` saved in their spec."""
+"""The registry of int8 layers, by the `kind` saved in their spec (qencoder's join on first use)."""
+ENCODER_KINDS = ("LayerNorm", "PositionalEmbedding", "Gelu", "TransformerEncoderLayer")
+"""Float layers (and saved kinds) of qencoder, imported only for a model that has them: it and
+the float encoder modules take ~17 KB of a board's heap."""
+
+
+def _encoder(kind):
+    """The qencoder module when `kind` is one of ENCODER_KINDS (registered in KINDS), else None."""
+    if kind not in ENCODER_KINDS:
+        return None
+    from . import qencoder
+
+    KINDS.update((cls.kind, cls) for cls in qencoder.LAYERS)
+    return qencoder
 
 
 class QSequential:
@@ -93,6 +106,7 @@ def from_description(description, arrays):
     layers = []
     try:
         for i, spec in enumerate(description["layers"]):
+            _encoder(spec["kind"])
             layers.append(KINDS[spec["kind"]].from_spec(spec, arrays, "%d." % i))
     except KeyError as err:
         raise ValueError("the int8 model needs %s, which its description or arrays lack"
@@ -119,8 +133,9 @@ def load(path):
 def quantize(model, calibration_x, seq_len=None):
     """The int8 version of a trained float model, scales from running calibration_x.
 
-    model: a Sequential (Dense, Activation, Tokens, SelfAttention, GlobalAvgPool), a Dense,
-    or an Attention (give its seq_len). Returns a QSequential; a lone Dense or Attention
+    model: a Sequential (Dense, Activation, Tokens, SelfAttention, GlobalAvgPool, and
+    qencoder's LayerNorm, PositionalEmbedding, Gelu, TransformerEncoderLayer), a Dense, or an
+    Attention (give its seq_len). Returns a QSequential; a lone Dense or Attention
     becomes a one-layer QSequential (its forward_int and forward are the layer's).
     """
     if isinstance(model, Sequential):
@@ -143,11 +158,11 @@ def quantize(model, calibration_x, seq_len=None):
 
 
 def _quantize_layer(layer, stats, s_x, s_y, seq_len):
+    qencoder = _encoder(type(layer).__name__)
+    if qencoder is not None:
+        return qencoder.quantize_layer(layer, stats, s_x, s_y)
     if isinstance(layer, Dense):
-        W, s_w = int8_weights(layer.W)
-        b = int32_bias(layer.b, s_x * s_w, layer.in_features)
-        mult = None if s_y is None else multiplier(s_x * s_w, s_y)
-        return QDense(layer.in_features, layer.out_features, W, b, mult, s_x, s_w, s_y)
+        return QDense.from_float(layer, s_x, s_y)
     if isinstance(layer, Attention):
         S = getattr(layer, "seq_len", seq_len)
         return QAttention.from_float(layer, stats, s_x, s_y, S)
@@ -163,13 +178,9 @@ def _quantize_layer(layer, stats, s_x, s_y, seq_len):
 
 def _quantize_activation(layer, s_x, s_y):
     """The table of f at every int8 input: table[u] = round(f((u ^ 128) - 128) s_x) / s_y)."""
-    from ulab import numpy as np
-
     if layer.kind == "relu":
         s_y = s_x  # max(v, 0) exactly
-    values = [((u ^ 128) - 128) * s_x for u in range(256)]
-    y = layer.forward(np.array([values]))
-    return QActivation(layer.kind, quantize_tensor(y, s_y), s_x, s_y)
+    return QActivation.from_float(layer.kind, layer.forward, s_x, s_y)
 
 
 def _calibrate(layers, x, seq_len):
@@ -177,6 +188,11 @@ def _calibrate(layers, x, seq_len):
     stats = []
     for layer in layers:
         st = {"in": max_abs(x)}
+        if type(layer).__name__ == "TransformerEncoderLayer":
+            x, extra = _encoder("TransformerEncoderLayer").encoder_stats(layer, x)
+            st.update(extra)
+            stats.append(st)
+            continue
         if isinstance(layer, Attention) and not isinstance(layer, SelfAttention):
             if seq_len is None:
                 raise ValueError("quantizing an Attention needs its seq_len")
