@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from device_runner import run_device
-from test_quant import DUMP, reference_layers
+from test_quant import DUMP
 from tinyattn_host.reference import integer as ref
 from tinyattn_host.reference import integer_encoder as qref
 from tinyattn_host.reference.encoder import gelu_forward
@@ -173,45 +173,9 @@ OUT['eps'] = [eps_units(1e-5, 24, s) for s in (0.01, 1e-6, 10.0)]
 
 
 # ---- the encoder layer ---------------------------------------------------------------------
-def part_arrays(arrays, name):
-    head = name + "."
-    return {k[len(head):]: v for k, v in arrays.items() if k.startswith(head)}
-
-
-def norm_layer(spec, arrays):
-    return {"gamma": np.array(arrays["gamma"]), "beta": np.array(arrays["beta"]),
-            "eps": spec["eps"], "mult": spec["mult"]}
-
-
 def encoder_reference_layers(dumped):
     """The device's quantized layers as reference.integer_encoder.sequential wants."""
-    layers = []
-    for entry in dumped:
-        spec, arrays = entry["spec"], entry["arrays"]
-        kind = spec["kind"]
-        if kind == "LayerNorm":
-            layers.append(dict(norm_layer(spec, arrays), kind=kind))
-        elif kind == "PositionalEmbedding":
-            layers.append({"kind": kind, "mults": spec["mults"],
-                           "P": np.array(arrays["P"]).reshape(spec["seq_len"], spec["E"])})
-        elif kind == "TransformerEncoderLayer":
-            parts = spec["parts"]
-            layer = {"kind": kind, "seq_len": spec["seq_len"], "causal": spec["causal"],
-                     "norm_first": spec["norm_first"], "add1": spec["adds"][0],
-                     "add2": spec["adds"][1], "table": None}
-            for name in ("norm1", "norm2"):
-                layer[name] = norm_layer(parts[name], part_arrays(arrays, name))
-            for name in ("self_attn", "linear1", "linear2"):
-                layer[name] = reference_layers([{"spec": parts[name],
-                                                 "arrays": part_arrays(arrays, name)}])[0]
-            for name in ("linear1", "linear2"):
-                layer[name]["lo"] = parts[name]["lo"]
-            if "act" in parts:
-                layer["table"] = np.array(part_arrays(arrays, "act")["table"])
-            layers.append(layer)
-        else:
-            layers += reference_layers([entry])
-    return layers
+    return qref.layers_from_specs(dumped["specs"], dumped["arrays"])
 
 
 ENCODER_CASE = DUMP + """

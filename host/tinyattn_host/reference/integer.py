@@ -168,7 +168,7 @@ def dense(x, layer):
     """
     acc = matmul_xwt(x, layer["W"], layer.get("b"))
     mult = layer.get("mult")
-    return acc, None if mult is None else requantize(acc, mult)
+    return acc, None if mult is None else requantize(acc, mult, layer.get("lo", -128))
 
 
 def attention(x, layer, seq_len, mask=None, causal=False):
@@ -288,29 +288,32 @@ def worst_case_score_rows(rows, keys, head_dim):
 def layers_from_specs(specs, arrays):
     """The layer dicts `sequential` takes, from the device's int8 layer specs (QSequential's
     description()["layers"]) and their arrays by name ("<index>.<name>", int8 weights)."""
-    layers = []
-    for i, spec in enumerate(specs):
-        kind, p = spec["kind"], "%d." % i
-        layer = {"kind": kind}
-        if kind == "Dense":
-            layer.update(W=np.asarray(arrays[p + "W"]).reshape(spec["out"], spec["in"]),
-                         b=_optional(arrays, p + "b"), mult=_mult(spec["mult"]))
-        elif kind == "Activation":
-            layer["table"] = np.asarray(arrays[p + "table"])
-        elif kind in ("Tokens", "GlobalAvgPool"):
-            layer.update(seq_len=spec["seq_len"], mult=_mult(spec.get("mult")))
-        elif kind == "SelfAttention":
-            E = spec["E"]
-            layer.update(E=E, H=spec["H"], seq_len=spec["seq_len"])
-            for n in "qkvo":
-                layer["W" + n] = np.asarray(arrays[p + "W" + n]).reshape(E, E)
-                layer["b" + n] = _optional(arrays, p + "b" + n)
-            for n, value in spec["mults"].items():
-                layer["mult_" + n] = _mult(value)
-        else:
-            raise ValueError("unknown int8 layer kind %r" % (kind,))
-        layers.append(layer)
-    return layers
+    return [layer_from_spec(spec, arrays, "%d." % i) for i, spec in enumerate(specs)]
+
+
+def layer_from_spec(spec, arrays, p):
+    """One layer dict of `sequential` from its spec and the arrays named p + <name>."""
+    kind = spec["kind"]
+    layer = {"kind": kind}
+    if kind == "Dense":
+        layer.update(W=np.asarray(arrays[p + "W"]).reshape(spec["out"], spec["in"]),
+                     b=_optional(arrays, p + "b"), mult=_mult(spec["mult"]),
+                     lo=spec.get("lo", -128))
+    elif kind == "Activation":
+        layer["table"] = np.asarray(arrays[p + "table"])
+    elif kind in ("Tokens", "GlobalAvgPool"):
+        layer.update(seq_len=spec["seq_len"], mult=_mult(spec.get("mult")))
+    elif kind == "SelfAttention":
+        E = spec["E"]
+        layer.update(E=E, H=spec["H"], seq_len=spec["seq_len"])
+        for n in "qkvo":
+            layer["W" + n] = np.asarray(arrays[p + "W" + n]).reshape(E, E)
+            layer["b" + n] = _optional(arrays, p + "b" + n)
+        for n, value in spec["mults"].items():
+            layer["mult_" + n] = _mult(value)
+    else:
+        raise ValueError("unknown int8 layer kind %r" % (kind,))
+    return layer
 
 
 def _optional(arrays, name):

@@ -207,3 +207,37 @@ def worst_case_norm_rows(E):
             np.eye(1, E, E // 2)[0], np.full(E, 127)]
     rows[0][0] = 127
     return np.stack(rows).astype(np.int8)
+
+
+def layers_from_specs(specs, arrays):
+    """integer.layers_from_specs for models with encoder layers too (their parts' arrays are
+    named "<index>.<part>.<name>"): the layer dicts `sequential` takes."""
+    return [layer_from_spec(spec, arrays, "%d." % i) for i, spec in enumerate(specs)]
+
+
+def layer_from_spec(spec, arrays, p):
+    """One layer dict of `sequential` from its spec and the arrays named p + <name>."""
+    kind = spec["kind"]
+    if kind == "LayerNorm":
+        return dict(_norm(spec, arrays, p), kind=kind)
+    if kind == "PositionalEmbedding":
+        return {"kind": kind, "mults": spec["mults"],
+                "P": np.asarray(arrays[p + "P"]).reshape(spec["seq_len"], spec["E"])}
+    if kind != "TransformerEncoderLayer":
+        return integer.layer_from_spec(spec, arrays, p)
+    parts = spec["parts"]
+    layer = {"kind": kind, "seq_len": spec["seq_len"], "causal": spec["causal"],
+             "norm_first": spec["norm_first"], "add1": spec["adds"][0], "add2": spec["adds"][1],
+             "table": None}
+    for name in ("norm1", "norm2"):
+        layer[name] = _norm(parts[name], arrays, p + name + ".")
+    for name in ("self_attn", "linear1", "linear2"):
+        layer[name] = integer.layer_from_spec(parts[name], arrays, p + name + ".")
+    if "act" in parts:
+        layer["table"] = np.asarray(arrays[p + "act.table"])
+    return layer
+
+
+def _norm(spec, arrays, p):
+    return {"gamma": np.asarray(arrays[p + "gamma"]), "beta": np.asarray(arrays[p + "beta"]),
+            "eps": spec["eps"], "mult": spec["mult"]}
