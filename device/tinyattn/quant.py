@@ -20,7 +20,8 @@ import math
 
 from ulab import numpy as np
 
-from . import kernels, store
+import tinyattn.kernels as kernels
+import tinyattn.store as store
 from .attention import Attention
 from .layers import Activation, Dense, GlobalAvgPool, SelfAttention, Sequential, Tokens
 

@@ -3,14 +3,17 @@
 import argparse
 import sys
 
-from .board import Board, BoardError
+from . import cli
+from .board import Board
+from .ports import choose
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tinyattn_host")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="push Iris batches to the board and check every answer")
-    run.add_argument("--port", help="serial port of a board (default: start a virtual board)")
+    run.add_argument("--port", help="serial port of the board, auto, or virtual (default: the "
+                                    "one board attached, else a virtual board)")
     run.add_argument("--flash", help="flash folder of the virtual board (default: temporary)")
     run.add_argument("--batch-size", type=int, default=16)
     run.add_argument("--report", metavar="DIR", help="write summary.json and PNG plots there")
@@ -22,16 +25,12 @@ def main(argv=None):
         parser.error("--batch-size must be at least 1")
     from .harness import Check, write_report
 
-    try:
-        with Board(port=args.port, flash_dir=args.flash, deploy=args.deploy) as board:
-            info = board.info
-            print("device: MicroPython %s, ulab %s, tinyattn %s, %d bytes free"
-                  % (info["micropython"], info["ulab"], info["tinyattn"], info["free"]))
-            check = Check(board, batch_size=args.batch_size, seed=args.seed)
-            summary = check.run()
-    except BoardError as err:
-        print("error: %s" % err, file=sys.stderr)
-        return 2
+    with Board(port=choose(args.port), flash_dir=args.flash, deploy=args.deploy) as board:
+        info = board.info
+        print("device: MicroPython %s, ulab %s, tinyattn %s, %d bytes free"
+              % (info["micropython"], info["ulab"], info["tinyattn"], info["free"]))
+        check = Check(board, batch_size=args.batch_size, seed=args.seed)
+        summary = check.run()
     print(summary.line())
     if args.report:
         for path in write_report(args.report, summary, check.samples):
@@ -40,4 +39,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main))

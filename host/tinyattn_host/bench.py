@@ -15,7 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import unixport
+from . import cli, unixport
+from .ports import choose
 
 DEFAULT_OUT = Path("build") / "bench"
 TARGET_HEAPS = (("256k", 256 * 1024), ("2m", 2 * 1024 * 1024))
@@ -247,6 +248,7 @@ def main(argv=None):
                         "0.5, 0.05 with the ulab stand-in)")
     parser.add_argument("--heap", default="16m", help="unix port heap for the timing run")
     args = parser.parse_args(argv)
+    args.port = choose(args.port)
 
     def log(message):
         print(message, file=sys.stderr, flush=True)
@@ -272,4 +274,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main))

@@ -22,8 +22,10 @@ from esptool.targets import CHIP_DEFS, ESP32S3ROM
 from esptool.util import FatalError
 from mpremote.transport import TransportError
 
+from . import cli
 from . import deploy as deploy_module
 from .deploy import DeployError
+from .ports import AUTO, check_port, choose
 
 CHIP = "esp32s3"
 FLASH_OFFSET = ESP32S3ROM.BOOTLOADER_FLASH_OFFSET  # 0x0: a merged image starts with the bootloader
@@ -133,6 +135,7 @@ def flash(port, firmware, baud=DEFAULT_BAUD, dry_run=False, deploy=True, out=pri
         for argv in calls:
             out(shlex.join(["esptool", *argv]))
         return
+    check_port(port)
     for argv in calls:
         esptool.main(argv)
     if deploy:
@@ -142,7 +145,8 @@ def flash(port, firmware, baud=DEFAULT_BAUD, dry_run=False, deploy=True, out=pri
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tinyattn_host.flash", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--port", help="serial port of the board, e.g. /dev/ttyACM0")
+    parser.add_argument("--port", help="serial port of the board, e.g. /dev/ttyACM0, or auto "
+                                       "(the default: the one board attached)")
     parser.add_argument("--firmware", help="merged ESP32-S3 firmware .bin with ulab")
     parser.add_argument("--baud", type=int, default=DEFAULT_BAUD,
                         help=f"esptool baud rate (default {DEFAULT_BAUD}; 115200 if it fails)")
@@ -150,16 +154,15 @@ def main(argv=None):
                         help="check the firmware and print the esptool calls, write nothing")
     parser.add_argument("--no-deploy", action="store_true", help="do not deploy device/ after")
     args = parser.parse_args(argv)
-    missing = []
-    if not args.port:
-        missing.append("the board's serial port: PORT=/dev/ttyACM0 (or /dev/ttyUSB0; "
-                       "see ls /dev/ttyACM* /dev/ttyUSB*)")
     if not args.firmware:
-        missing.append(f"the firmware: FIRMWARE=path/to/firmware.bin, {FIRMWARE_HELP}")
-    if missing:
-        parser.exit(2, "make flash needs\n" + "".join(f"  - {m}\n" for m in missing))
+        parser.exit(2, f"make flash needs the firmware: FIRMWARE=path/to/firmware.bin, "
+                       f"{FIRMWARE_HELP}\n")
     if not Path(args.firmware).is_file():
         parser.exit(2, f"no such firmware file: {args.firmware}\nIt should be {FIRMWARE_HELP}\n")
+    if args.dry_run:
+        args.port = args.port or "PORT"
+    else:
+        args.port = choose(args.port or AUTO)
     try:
         flash(args.port, args.firmware, args.baud, args.dry_run, deploy=not args.no_deploy)
     except ImageError as error:
@@ -173,4 +176,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main))
