@@ -52,7 +52,10 @@ CTRL_C = b"\x03"
 # a board keeps one pending KeyboardInterrupt. Ctrl-C bytes this soon after one are dropped.
 INTERRUPT_PENDING = 0.25  # seconds
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
-_prctl = getattr(ctypes.CDLL(None), "prctl", None)  # looked up here, not in a forked child
+_LIBC = ctypes.CDLL(None)
+_prctl = getattr(_LIBC, "prctl", None)  # looked up here, not in a forked child
+_signal = _LIBC.signal
+_signal.argtypes, _signal.restype = [ctypes.c_int, ctypes.c_void_p], ctypes.c_void_p
 
 _BOOT = """\
 import os, sys
@@ -84,7 +87,7 @@ def has_raw_repl(interpreter):
     child, slave = os.openpty()
     tty.setraw(slave)
     proc = subprocess.Popen([interpreter], stdin=slave, stdout=slave, stderr=slave,
-                            start_new_session=True, preexec_fn=die_with_parent)
+                            start_new_session=True, preexec_fn=_interpreter_child)
     os.close(slave)
     seen = b""
     try:
@@ -108,6 +111,14 @@ def die_with_parent():
     """In a child before exec: be killed when the thread that started it ends (Linux)."""
     if _prctl is not None:
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _interpreter_child():
+    """In an interpreter's child before exec: die with the parent thread, and start with
+    SIGINT ignored, so that a SIGINT handler means MicroPython's (a Python wrapper such as
+    the PyPI unix port's installs none over an ignored SIGINT while it starts)."""
+    die_with_parent()
+    _signal(int(signal.SIGINT), int(signal.SIG_IGN))
 
 
 def catches_sigint(pid):
@@ -231,7 +242,7 @@ class VirtualBoard:
         env = {k: v for k, v in os.environ.items() if k != "MICROPYPATH"}
         self._proc = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave,
                                       cwd=self.flash_dir, env=env, start_new_session=True,
-                                      preexec_fn=die_with_parent)
+                                      preexec_fn=_interpreter_child)
         os.close(slave)
         os.set_blocking(child, False)
         self._child = child
