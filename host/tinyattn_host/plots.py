@@ -114,10 +114,13 @@ def relative_error(path, title, device, reference, tolerance):
 def training_curve(path, title, loss, accuracy):
     """Loss per epoch and accuracy per epoch; `accuracy` is {label: (epochs, values)}."""
     plt = _pyplot()
+    from matplotlib.ticker import MaxNLocator
+
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
     epochs = np.arange(1, len(loss) + 1)
     left.plot(epochs, loss, color="tab:blue")
-    left.set_yscale("log")
+    if max(loss) > 10 * min(loss) > 0:  # log where it spans a decade or more
+        left.set_yscale("log")
     left.set(xlabel="epoch", ylabel="mean cross-entropy loss", title="loss")
     for label, (at, values) in accuracy.items():
         right.plot(at, 100 * np.asarray(values), marker="o" if len(at) < 30 else None,
@@ -125,6 +128,7 @@ def training_curve(path, title, loss, accuracy):
     right.set(xlabel="epoch", ylabel="accuracy (%)", title="accuracy", ylim=(0, 102))
     right.legend(loc="lower right")
     for ax in (left, right):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
         ax.set_xlim(0, len(loss) + 1)
     fig.suptitle(title)

@@ -1,6 +1,7 @@
 """Every command (run, bench, deploy, repl) meets a bad port the same way: one line, exit 2,
 no traceback; and no command leaves a process behind, however it ends."""
 
+import json
 import os
 import signal
 import subprocess
@@ -128,3 +129,16 @@ def test_a_killed_command_leaves_nothing_running(tmp_path, command, how):
     finally:
         process.kill()
         process.communicate()
+
+
+def test_demo_prints_as_it_trains_and_writes_its_report(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "tinyattn_host", "demo", "--port", "virtual",
+                           "--epochs", "2", "--report", str(tmp_path)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "epoch   2/2  loss" in done.stdout and "test accuracy" in done.stdout
+    assert "@@HISTORY" not in done.stdout
+    history = json.loads((tmp_path / "demo.json").read_text())
+    assert len(history["loss"]) == len(history["test_accuracy"]) == 2
+    assert all(0 <= a <= 1 for a in history["test_accuracy"])
+    assert (tmp_path / "demo_training.png").stat().st_size > 5000
