@@ -128,7 +128,7 @@ class Board:
     def _device_info(self):
         code = ("import sys, gc\n"
                 "try:\n import ulab; u = ulab.__version__\nexcept ImportError:\n u = None\n"
-                "try:\n import tinyattn; t = tinyattn.__version__\nexcept ImportError:\n t = None\n"
+                "try:\n import tinyattn; t = tinyattn.__version__\nexcept Exception:\n t = None\n"  # none, or broken
                 "print(repr({'micropython': '%d.%d.%d' % sys.implementation.version[:3], "
                 "'mpy': getattr(sys.implementation, '_mpy', None), 'ulab': u, 'tinyattn': t, "
                 "'free': gc.mem_free()}))")

@@ -18,8 +18,8 @@ has the port open is dropped, as a USB port with nobody listening drops it.
 
 Ctrl-C: with the pty in raw mode the interpreter gets no SIGINT from the terminal, so the
 thread plays the board's UART: a Ctrl-C byte while the interpreter has a SIGINT handler (it
-runs code with `micropython.kbd_intr(3)`, the default) becomes SIGINT, and the code stops with
-KeyboardInterrupt; otherwise (at a prompt, or a program that called `kbd_intr(-1)`, as the link
+runs code with `micropython.kbd_intr(3)`, the default) and has mounted its flash becomes
+SIGINT, and the code stops with KeyboardInterrupt; otherwise (at a prompt, or a program that called `kbd_intr(-1)`, as the link
 does) the byte goes through as data. Every interpreter dies with the thread that started it,
 so a host that is killed leaves none behind.
 """
@@ -48,6 +48,10 @@ FRIENDLY_PROMPT = b"\n>>> "
 SOFT_REBOOT = b"MPY: soft reboot\r\n"
 OUTPUT_BACKLOG = 1 << 16  # bytes waiting for the host before the interpreter is held back
 CTRL_C = b"\x03"
+# Printed by the boot script once the flash is mounted (an escape sequence terminals ignore;
+# the board never passes it on): from then on Ctrl-C can interrupt, as once a board's firmware
+# has started and runs boot.py and main.py. Before, the byte is data.
+READY = b"\x1b_tinyattn-ready\x1b\\"
 # A second SIGINT while the first is pending ends the unix port (its handler calls exit(1));
 # a board keeps one pending KeyboardInterrupt. Ctrl-C bytes this soon after one are dropped.
 INTERRUPT_PENDING = 0.25  # seconds
@@ -63,6 +67,7 @@ os.umount('/')
 os.mount(os.VfsPosix({flash!r}), '/')
 os.chdir('/')
 sys.path[:] = ['', '.frozen', '/lib']
+print({ready!r}, end='')
 del os, sys
 def _run(name):
     try:
@@ -237,7 +242,7 @@ class VirtualBoard:
         command = [self.interpreter]
         if self.heap:
             command += ["-X", "heapsize=%s" % self.heap]
-        boot = _BOOT.format(flash=str(self.flash_dir), run_main=not raw)
+        boot = _BOOT.format(flash=str(self.flash_dir), run_main=not raw, ready=READY.decode())
         command += ["-i", "-c", boot]
         env = {k: v for k, v in os.environ.items() if k != "MICROPYPATH"}
         self._proc = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave,
@@ -246,6 +251,8 @@ class VirtualBoard:
         os.close(slave)
         os.set_blocking(child, False)
         self._child = child
+        self._ready = False  # until the boot script prints READY (held back till then)
+        self._early = b""
         self._entering_raw = raw  # swallow output up to the first prompt, then send Ctrl-A
         self._swallowed = b""
         self.boots += 1
@@ -310,6 +317,8 @@ class VirtualBoard:
                             to_host += self._reboot()
                             tail = b""
                             continue
+                        if not self._ready:
+                            data = self._boot_output(data)
                         if self._entering_raw:
                             data = self._swallow(data)
                         if not self._raw:  # the friendly REPL's newlines, as a board sends them
@@ -324,7 +333,7 @@ class VirtualBoard:
     def _feed(self, pending):
         """Write host bytes to the interpreter, up to the next Ctrl-C, which interrupts
         running code as a board's UART does (module docstring); take them off `pending`."""
-        if pending[:1] == CTRL_C and catches_sigint(self._proc.pid):
+        if pending[:1] == CTRL_C and self._ready and catches_sigint(self._proc.pid):
             del pending[:1]
             if time.monotonic() - self._interrupted > INTERRUPT_PENDING:
                 self._interrupted = time.monotonic()
@@ -332,6 +341,16 @@ class VirtualBoard:
             return
         end = pending.find(CTRL_C, 1)
         del pending[:_write(self._child, pending[:end] if end > 0 else pending)]
+
+    def _boot_output(self, data):
+        """Before READY: hold the output back; at READY, pass what follows it. (A boot that
+        fails before READY shows its traceback once it reaches a prompt.)"""
+        self._early += data
+        before, mark, after = self._early.partition(READY)
+        if mark or b">>> " in self._early:
+            self._ready, self._early = True, b""
+            return after if mark else before
+        return b""
 
     def _swallow(self, data):
         """During a raw-mode boot: drop the banner, send Ctrl-A at the prompt, pass the rest."""

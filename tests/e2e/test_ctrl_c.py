@@ -40,7 +40,9 @@ def read_until(line, ending, timeout=20, after=b""):
 def friendly(line):
     """Get the friendly REPL's prompt on an open port."""
     line.write(b"\r\x02")
-    assert read_until(line, b">>> ").endswith(b">>> ")
+    assert b">>> " in read_until(line, b">>> ")
+    time.sleep(0.5)
+    line.reset_input_buffer()
 
 
 def wait_for_handler(board, installed=True, timeout=10):
