@@ -106,7 +106,7 @@ def permutation(n, rng):
 
 def load_iris():
     """The bundled Iris set: X (150, 4) in cm, y in 0..2 (see tinyattn.iris.CLASSES)."""
-    import tinyattn.iris as iris
+    from . import iris
 
     X = np.zeros((iris.COUNT, 4))
     y = []

@@ -20,8 +20,7 @@ import math
 
 from ulab import numpy as np
 
-import tinyattn.kernels as kernels
-import tinyattn.store as store
+from . import kernels, store
 from .attention import Attention
 from .layers import Activation, Dense, GlobalAvgPool, SelfAttention, Sequential, Tokens
 
