@@ -123,19 +123,21 @@ def esptool_calls(port, firmware, baud=DEFAULT_BAUD):
 
 
 def flash(port, firmware, baud=DEFAULT_BAUD, dry_run=False, deploy=True, out=print):
-    """Check the firmware, then erase and write it with esptool, then deploy device/."""
+    """Check the firmware, then the port (None or auto: the one board attached), then erase
+    and write with esptool, then deploy device/."""
     data = Path(firmware).read_bytes()
     app = check_image(data)
     out(f"{firmware}: ESP32-S3 firmware, {len(data)} bytes, application at {app:#x}")
     if b"ulab" not in data:
         out("note: the name 'ulab' appears nowhere in this firmware; tinyattn needs a firmware "
             "built with ulab")
-    calls = esptool_calls(port, firmware, baud)
     if dry_run:
-        for argv in calls:
+        for argv in esptool_calls(port or "PORT", firmware, baud):
             out(shlex.join(["esptool", *argv]))
         return
+    port = choose(port or AUTO)
     check_port(port)
+    calls = esptool_calls(port, firmware, baud)
     for argv in calls:
         esptool.main(argv)
     if deploy:
@@ -159,10 +161,6 @@ def main(argv=None):
                        f"{FIRMWARE_HELP}\n")
     if not Path(args.firmware).is_file():
         parser.exit(2, f"no such firmware file: {args.firmware}\nIt should be {FIRMWARE_HELP}\n")
-    if args.dry_run:
-        args.port = args.port or "PORT"
-    else:
-        args.port = choose(args.port or AUTO)
     try:
         flash(args.port, args.firmware, args.baud, args.dry_run, deploy=not args.no_deploy)
     except ImageError as error:
@@ -172,7 +170,8 @@ def main(argv=None):
                        f"release BOOT, then try again.\n")
     except (DeployError, TransportError) as error:
         parser.exit(1, f"the firmware is written, but deploying failed: {error}\n"
-                       f"Once the board is up: make deploy PORT={args.port}\n")
+                       f"Once the board is up: make deploy"
+                       f"{' PORT=' + args.port if args.port else ''}\n")
 
 
 if __name__ == "__main__":
