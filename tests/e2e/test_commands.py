@@ -113,12 +113,12 @@ def test_a_board_that_fails_to_open_leaves_nothing_running(tmp_path):
 
 
 @pytest.mark.parametrize("command, how", [("deploy", signal.SIGTERM), ("deploy", signal.SIGKILL),
-                                          ("run", signal.SIGTERM), ("repl", signal.SIGHUP)])
+                                          ("run", signal.SIGTERM), ("repl", signal.SIGHUP),
+                                          ("bench", signal.SIGTERM)])
 def test_a_killed_command_leaves_nothing_running(tmp_path, command, how):
     """As `timeout` (SIGTERM), a closed terminal (SIGHUP) or kill -9 end it, mid-way."""
-    process = start(command, "--port", "virtual", *(["--flash", str(tmp_path)]
-                                                      if command != "run" else []),
-                    stdin=subprocess.DEVNULL)
+    flash = ["--flash", str(tmp_path)] if command in ("deploy", "repl") else []
+    process = start(command, "--port", "virtual", *flash, stdin=subprocess.DEVNULL)
     try:
         wait_for(lambda: descendants(process.pid))  # its virtual board's interpreter runs
         time.sleep(1.0)  # into the middle of its work
