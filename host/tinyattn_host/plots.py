@@ -30,6 +30,14 @@ def _save(fig, path):
     return path
 
 
+def _say(ax, text):
+    """An empty plot that says why it is empty."""
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize=12,
+            bbox={"facecolor": "white", "edgecolor": "none"}, zorder=5)
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
 def attention_maps(path, title, device, reference, heads, seq_len, samples=2):
     """Maps of the first `samples` sequences; device and reference are (B*H*S, S_kv) arrays,
     rows ordered by sequence, head, query token (as the layer keeps them)."""
@@ -76,6 +84,8 @@ def error_histogram(path, title, device, reference, tolerance):
         low = min(nonzero.min(), tolerance) / 2
         high = max(nonzero.max(), tolerance) * 2
         ax.hist(nonzero, bins=np.geomspace(low, high, 40), color="tab:blue")
+    else:
+        _say(ax, "all %d values exactly equal" % errors.size)
     ax.axvline(tolerance, color="tab:red", lw=1.5, ls="--", label="tolerance %.1e" % tolerance)
     ax.set_xscale("log")
     ax.set(xlabel="|device - reference|", ylabel="values",
@@ -95,9 +105,9 @@ def relative_error(path, title, device, reference, tolerance):
     magnitude = np.abs(reference)
     keep = (magnitude > 0) & (errors > 0)
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.scatter(magnitude[keep], errors[keep] / magnitude[keep], s=8, alpha=0.6,
-               label="values (%d of %d not exact)" % (keep.sum(), reference.size))
     if keep.any():
+        ax.scatter(magnitude[keep], errors[keep] / magnitude[keep], s=8, alpha=0.6,
+                   label="values (%d of %d not exact)" % (keep.sum(), reference.size))
         span = np.geomspace(magnitude[keep].min(), magnitude[keep].max(), 50)
         ax.plot(span, tolerance / span, color="tab:red", ls="--",
                 label="tolerance %.1e / |reference|" % tolerance)
@@ -105,8 +115,10 @@ def relative_error(path, title, device, reference, tolerance):
                    label="float32 epsilon")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.legend(loc="lower left", fontsize=8)
+    else:
+        _say(ax, "all %d values exactly equal" % reference.size)
     ax.set(xlabel="|reference|", ylabel="|device - reference| / |reference|", title=title)
-    ax.legend(loc="lower left", fontsize=8)
     fig.tight_layout()
     return _save(fig, path)
 
