@@ -46,7 +46,7 @@ def attention_maps(path, title, device, reference, heads, seq_len, samples=2):
     keys = device.shape[1]
     rows = shown * heads
     fig, axes = plt.subplots(rows, 3, figsize=(10, 2.9 * rows), squeeze=False)
-    ticks = ([str(i) for i in range(seq_len)], [str(j) for j in range(keys)])
+    ticks = (["t%d" % i for i in range(seq_len)], ["t%d" % j for j in range(keys)])
     for s in range(shown):
         for h in range(heads):
             start = (s * heads + h) * seq_len
