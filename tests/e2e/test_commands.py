@@ -16,7 +16,7 @@ from tinyattn_host import unixport
 from tinyattn_host.board import Board, BoardError
 from tinyattn_host.virtual_board import has_raw_repl
 
-pytestmark = pytest.mark.skipif(
+needs_virtual_board = pytest.mark.skipif(
     not has_raw_repl(unixport.interpreter()),
     reason="the interpreter's REPL has no raw mode (unix port before 1.27): no mpremote")
 
@@ -104,6 +104,7 @@ def wait_for(condition, timeout=60):
     assert condition()
 
 
+@needs_virtual_board
 def test_a_board_that_fails_to_open_leaves_nothing_running(tmp_path):
     before = set(descendants(os.getpid()))
     with pytest.raises(BoardError, match="has no tinyattn"):
@@ -112,6 +113,7 @@ def test_a_board_that_fails_to_open_leaves_nothing_running(tmp_path):
     assert set(descendants(os.getpid())) == before
 
 
+@needs_virtual_board
 @pytest.mark.parametrize("command, how", [("deploy", signal.SIGTERM), ("deploy", signal.SIGKILL),
                                           ("run", signal.SIGTERM), ("repl", signal.SIGHUP),
                                           ("bench", signal.SIGTERM)])
@@ -131,6 +133,7 @@ def test_a_killed_command_leaves_nothing_running(tmp_path, command, how):
         process.communicate()
 
 
+@needs_virtual_board
 def test_demo_prints_as_it_trains_and_writes_its_report(tmp_path):
     done = subprocess.run([sys.executable, "-m", "tinyattn_host", "demo", "--port", "virtual",
                            "--epochs", "2", "--report", str(tmp_path)],
