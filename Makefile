@@ -9,23 +9,36 @@ FIRMWARE ?=
 BAUD     ?= 460800
 VIRTUAL_FLASH ?= build/virtual-flash
 
-.PHONY: help venv objdump test clean flash deploy repl run bench
+.PHONY: help venv objdump test clean flash deploy repl run demo bench devs
 
 help:
 	@echo "make test     set up $(VENV) and run the whole test suite"
 	@echo "make clean    remove $(VENV) and caches"
-	@echo "make flash PORT=/dev/ttyACM0 FIRMWARE=firmware.bin [BAUD=460800]"
+	@echo "make devs     list the USB serial ports that may be an ESP32-S3"
+	@echo "make flash [PORT=...] FIRMWARE=firmware.bin [BAUD=460800]"
 	@echo "             check, erase and write an ESP32-S3 firmware with ulab, then deploy"
-	@echo "make deploy [PORT=...]   compile device/ and copy it to /lib/tinyattn (no PORT: virtual board)"
-	@echo "make repl [PORT=...]     mpremote's REPL on the board (no PORT: the virtual board)"
+	@echo "make deploy [PORT=...]   compile device/ and copy it to /lib/tinyattn"
+	@echo "make repl [PORT=...]     deploy if needed, then mpremote's REPL on the board"
 	@echo "make run [PORT=...] [BATCH=16] [REPORT=dir]   Iris batches on the board, checked"
-	@echo "             against the NumPy reference (no PORT: a virtual board)"
+	@echo "             against the NumPy reference; REPORT: summary.json and PNG plots"
+	@echo "make demo [PORT=...] [EPOCHS=100] [REPORT=dir]   tinyattn.demo() on the board;"
+	@echo "             REPORT: its training curve"
 	@echo "make bench [PORT=...] [BENCH_OUT=build/bench]   speed and memory tables, JSON, PNG"
-	@echo "             (no PORT: the unix port of the virtual board)"
+	@echo ""
+	@echo "PORT         a serial port (/dev/ttyACM0), auto (the one ESP32-S3 on USB) or virtual;"
+	@echo "             without it: the one board attached, else the virtual board"
+	@echo "             (the MicroPython unix port on a pseudo-terminal)"
+	@echo "PYTHON       the Python 3.11+ that makes $(VENV) (now: $(PYTHON))"
+	@echo "PYTEST_ARGS  more arguments for pytest, e.g. PYTEST_ARGS=\"-k attention\""
+	@echo "MICROPYTHON  the unix-port interpreter for the tests and the virtual board"
+	@echo "             (default: the one pip installs in $(VENV))"
+	@echo "VIRTUAL_FLASH  the folder that is the virtual board's flash (now: $(VIRTUAL_FLASH))"
 
 $(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || \
+	  { echo "no Python interpreter $(PYTHON) here: make test PYTHON=python3.11 (or another 3.11+)"; exit 1; }
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
-	  { echo "tinyattn needs Python 3.11 or newer: make test PYTHON=python3.11"; exit 1; }
+	  { echo "tinyattn needs Python 3.11 or newer, $(PYTHON) is $$($(PYTHON) -V 2>&1): make test PYTHON=python3.11"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
@@ -44,23 +57,30 @@ objdump:
 test: $(STAMP) objdump
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
 
+devs: $(STAMP)
+	@$(BIN)/python -m tinyattn_host.ports
+
 flash: $(STAMP)
 	$(BIN)/python -m tinyattn_host.flash $(if $(PORT),--port $(PORT)) \
 	  $(if $(FIRMWARE),--firmware $(FIRMWARE)) --baud $(BAUD)
 
 deploy: $(STAMP)
-	$(BIN)/python -m tinyattn_host.deploy $(if $(PORT),--port $(PORT),--flash $(VIRTUAL_FLASH))
+	$(BIN)/python -m tinyattn_host.deploy $(if $(PORT),--port $(PORT)) --flash $(VIRTUAL_FLASH)
 
 run: $(STAMP)
 	$(BIN)/python -m tinyattn_host run $(if $(PORT),--port $(PORT)) \
 	  $(if $(BATCH),--batch-size $(BATCH)) $(if $(REPORT),--report $(REPORT))
+
+demo: $(STAMP)
+	$(BIN)/python -m tinyattn_host demo $(if $(PORT),--port $(PORT)) --flash $(VIRTUAL_FLASH) \
+	  $(if $(EPOCHS),--epochs $(EPOCHS)) $(if $(REPORT),--report $(REPORT))
 
 bench: $(STAMP) objdump
 	$(BIN)/python -m tinyattn_host.bench $(if $(PORT),--port $(PORT)) \
 	  $(if $(BENCH_OUT),--out $(BENCH_OUT))
 
 repl: $(STAMP)
-	$(BIN)/python -m tinyattn_host.repl $(if $(PORT),--port $(PORT),--flash $(VIRTUAL_FLASH))
+	$(BIN)/python -m tinyattn_host.repl $(if $(PORT),--port $(PORT)) --flash $(VIRTUAL_FLASH)
 
 clean:
 	rm -rf $(VENV) .pytest_cache host/*.egg-info

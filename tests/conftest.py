@@ -18,3 +18,21 @@ def virtual_board(tmp_path):
         pytest.skip(str(err))
     yield board
     board.stop()
+
+
+@pytest.fixture
+def attached(monkeypatch):
+    """attached(("/dev/ttyACM0", 0x303A, 0x1001, "USB JTAG/serial debug unit"), ...) makes
+    pyserial's list_ports report those devices (path, USB vendor id, product id, description)."""
+    from serial.tools import list_ports
+    from serial.tools.list_ports_common import ListPortInfo
+
+    def attach(*devices):
+        infos = []
+        for device, vid, pid, description in devices:
+            info = ListPortInfo(device, skip_link_detection=True)
+            info.vid, info.pid, info.description = vid, pid, description
+            infos.append(info)
+        monkeypatch.setattr(list_ports, "comports", lambda *args, **kwargs: infos)
+
+    return attach

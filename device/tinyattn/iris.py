@@ -1,4 +1,4 @@
-"""Fisher's Iris data set, 150 rows, bundled with the package (from ../shared/data/iris.csv).
+"""Fisher's Iris data set, 150 rows, bundled with the package (from data/iris.csv).
 
 ROWS holds one record of 9 digits per row, each followed by a space: the 4 features (sepal
 length, sepal width, petal length, petal width) in millimetres, 2 digits each, then the class

@@ -6,20 +6,30 @@ from .layers import SelfAttention
 from .model import evaluate, iris_model, predict, train
 
 
-def demo(epochs=100, seed=42, log_every=10, sample=0):
+def demo(epochs=100, seed=42, log_every=10, sample=0, history=None):
     """Train the spec's Iris model (split 0.2, Adam 1e-3, batch 16) and print how it went.
 
     Prints progress lines, the test accuracy, and the attention weights of test row
     `sample` as text (one table per head; rows are query tokens, columns key tokens).
+    `history`, a dict, gets "loss" and "test_accuracy" after every epoch (for a host report:
+    `python -m tinyattn_host demo --report DIR`).
     """
     train_set, test_set = load_iris().split(0.2, seed=seed)
     model = iris_model(seed)
     print("training the Iris model: %d parameters, %d train rows, %d test rows"
           % (model.num_params(), len(train_set), len(test_set)))
-    history = train(model, train_set, epochs=epochs, seed=seed, log_every=log_every)
+    on_epoch = None
+    if history is not None:
+        history["loss"], history["test_accuracy"] = [], []
+
+        def on_epoch(epoch, loss):
+            history["loss"].append(loss)
+            history["test_accuracy"].append(evaluate(model, test_set))
+    result = train(model, train_set, epochs=epochs, seed=seed, log_every=log_every,
+                   on_epoch=on_epoch)
     accuracy = evaluate(model, test_set)
     print("test accuracy %.1f%% (%d of %d) after %.1f s of training"
-          % (100 * accuracy, round(accuracy * len(test_set)), len(test_set), history["seconds"]))
+          % (100 * accuracy, round(accuracy * len(test_set)), len(test_set), result["seconds"]))
     predicted = predict(model, test_set.X[sample:sample + 1, :])[0]
     attention = [layer for layer in model.layers if isinstance(layer, SelfAttention)][0]
     print("attention of test row %d (%s, predicted %s); rows: query token, columns: key token"

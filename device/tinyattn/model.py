@@ -47,13 +47,14 @@ def train_step(model, optimizer, x, labels):
 
 
 def train(model, data, epochs=100, batch_size=16, lr=1e-3, seed=42, optimizer=None,
-          log_every=10, log=print):
+          log_every=10, log=print, on_epoch=None):
     """Train on the Dataset `data` (reordered in place); returns the history.
 
     Each epoch shuffles the rows with the next seed of Rng(seed), then takes one
     train_step per batch (Adam(lr) unless `optimizer` is given). Every `log_every` epochs,
     and after the first and the last, `log` gets a line with the epoch, the loss and the
-    seconds so far; log_every=0 is silent. The history is {"loss": an array of the mean
+    seconds so far; log_every=0 is silent. `on_epoch(epoch, loss)`, when given, is called
+    after every epoch. The history is {"loss": an array of the mean
     loss of each epoch (weighted by batch size), "seconds": wall time of the whole run}.
     """
     if not isinstance(epochs, int) or epochs < 1:
@@ -70,6 +71,8 @@ def train(model, data, epochs=100, batch_size=16, lr=1e-3, seed=42, optimizer=No
             gc.collect()  # between steps, so each step's arrays find contiguous free heap
             total += train_step(model, optimizer, x, labels) * len(labels)
         losses[epoch - 1] = total / len(data)
+        if on_epoch:
+            on_epoch(epoch, losses[epoch - 1])
         if log_every and (epoch % log_every == 0 or epoch in (1, epochs)):
             log("epoch %3d/%d  loss %.4f  %.1f s"
                 % (epoch, epochs, losses[epoch - 1], _seconds_since(start)))

@@ -1,19 +1,24 @@
-"""python -m tinyattn_host run [--port P] [--batch-size N] [--report DIR]: the check of `make run`;
-import-torch / export-torch: PyTorch state_dicts (.npz) to and from model files."""
+"""python -m tinyattn_host: the check of `make run`, `make demo`, and PyTorch state_dicts.
+
+    python -m tinyattn_host run [--port P] [--batch-size N] [--report DIR] [--digits-rows N]
+    python -m tinyattn_host demo [--port P] [--epochs N] [--report DIR]
+    python -m tinyattn_host import-torch | export-torch | check-model ...
+"""
 
 import argparse
 import sys
 
-from .board import Board, BoardError
+from . import cli
+from .board import Board
+from .ports import PORT_HELP, choose
 from .statedict_cli import STATEDICT_COMMANDS, add_statedict_commands
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tinyattn_host")
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="push Iris batches to the board and check every answer")
-    run.add_argument("--port", help="serial port of a board (default: start a virtual board)")
-    run.add_argument("--flash", help="flash folder of the virtual board (default: temporary)")
+    run = commands.add_parser("run", help="push Iris and digits batches to the board and check "
+                                          "every answer")
     run.add_argument("--batch-size", type=int, default=16)
     run.add_argument("--report", metavar="DIR", help="write summary.json and PNG plots there")
     run.add_argument("--deploy", choices=("auto", "always", "never"), default="auto",
@@ -22,31 +27,51 @@ def main(argv=None):
     run.add_argument("--digits-rows", type=int, metavar="N",
                      help="digits test rows to send (default all; 64 on the ulab stand-in); "
                           "0: no digits check")
+    demo = commands.add_parser("demo", help="tinyattn.demo() on the board, and a training curve")
+    demo.add_argument("--epochs", type=int, default=100)
+    demo.add_argument("--report", metavar="DIR", help="write demo.json and demo_training.png")
+    for command in (run, demo):
+        command.add_argument("--port", help=PORT_HELP)
+        command.add_argument("--flash", help="flash folder of the virtual board (default: "
+                                             "temporary)")
     add_statedict_commands(commands)
     args = parser.parse_args(argv)
     if args.command in STATEDICT_COMMANDS:
         return STATEDICT_COMMANDS[args.command](args)
-    if args.batch_size < 1:
+    if args.command == "run" and args.batch_size < 1:
         parser.error("--batch-size must be at least 1")
+    if args.command == "demo" and args.epochs < 1:
+        parser.error("--epochs must be at least 1")
+    return (check if args.command == "run" else demo_report)(args)
+
+
+def check(args):
     from .harness import Check, write_report
 
-    try:
-        with Board(port=args.port, flash_dir=args.flash, deploy=args.deploy) as board:
-            info = board.info
-            print("device: MicroPython %s, ulab %s, tinyattn %s, %d bytes free"
-                  % (info["micropython"], info["ulab"], info["tinyattn"], info["free"]))
-            check = Check(board, batch_size=args.batch_size, seed=args.seed,
-                          digits=True if args.digits_rows is None else args.digits_rows)
-            summary = check.run()
-    except BoardError as err:
-        print("error: %s" % err, file=sys.stderr)
-        return 2
+    with Board(port=choose(args.port), flash_dir=args.flash, deploy=args.deploy) as board:
+        info = board.info
+        print("device: MicroPython %s, ulab %s, tinyattn %s, %d bytes free"
+              % (info["micropython"], info["ulab"], info["tinyattn"], info["free"]))
+        run = Check(board, batch_size=args.batch_size, seed=args.seed,
+                    digits=True if args.digits_rows is None else args.digits_rows)
+        summary = run.run()
     print(summary.line())
     if args.report:
-        for path in write_report(args.report, summary, check.samples):
+        for path in write_report(args.report, summary, run.samples):
             print("wrote %s" % path)
     return 0 if summary.ok else 1
 
 
+def demo_report(args):
+    from .demo import run_demo, write_report
+
+    with Board(port=choose(args.port), flash_dir=args.flash) as board:
+        history = run_demo(board, epochs=args.epochs)
+    if args.report:
+        for path in write_report(args.report, history):
+            print("wrote %s" % path)
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main))

@@ -22,8 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import benchreport, unixport
+from . import benchreport, cli, unixport
 from .deploy import SOURCE_DIR, MpyFormat, package_files
+from .ports import PORT_HELP, choose
 
 DEFAULT_OUT = Path("build") / "bench"
 DEFAULT_DOC = unixport.ROOT / "docs" / "performance.md"
@@ -285,7 +286,7 @@ def chip_cost():
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port", help="a board's serial port (default: the unix port)")
+    parser.add_argument("--port", help=PORT_HELP)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
                         help="folder for bench.json (default %(default)s)")
     parser.add_argument("--doc", type=Path, default=DEFAULT_DOC,
@@ -299,6 +300,7 @@ def main(argv=None):
     parser.add_argument("--heap", default="256k",
                         help="unix port heap for the largest-S search (default %(default)s)")
     args = parser.parse_args(argv)
+    args.port = choose(args.port)
     standin = not args.port and not unixport.has_ulab(unixport.interpreter())
     if args.cap is None:
         args.cap = 0.2 if standin else 1.0
@@ -328,4 +330,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main))

@@ -7,25 +7,21 @@
 Every failure a user can meet on the way is a BoardError whose message says what to do.
 """
 
-import errno
-import os
+import contextlib
+import io
 import re
 import time
 
-import serial
 from mpremote.transport import TransportError, TransportExecError
 from mpremote.transport_serial import SerialTransport
 
 from . import protocol
+from .ports import BoardError, check_port
 from .unixport import DEVICE_DIR
 
 FIRMWARE_HINT = ("flash a MicroPython firmware built with ulab for the ESP32-S3 "
                  "(README, 'First board'; then make flash PORT=... FIRMWARE=...)")
 RESET_MARKERS = (b"soft reboot", b"rst:0x")
-
-
-class BoardError(Exception):
-    """The board cannot be used as it is; the message says why and what to do."""
 
 
 class DeviceReset(Exception):
@@ -37,44 +33,28 @@ def local_version():
     return re.search(r"""^__version__\s*=\s*["']([^"']+)["']""", text, re.M).group(1)
 
 
-def check_port(port):
-    """Raise BoardError when `port` does not exist, is busy, or cannot be opened."""
-    if not os.path.exists(port):
-        raise BoardError("no such port: %s (is the board plugged in? look for /dev/ttyACM* "
-                         "or /dev/ttyUSB*)" % port)
-    try:
-        serial.Serial(port, exclusive=True).close()
-    except serial.SerialException as err:
-        number = getattr(err, "errno", None)
-        if number in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EBUSY) or "lock" in str(err):
-            raise BoardError("port busy: another program (mpremote, a serial monitor) has %s "
-                             "open; close it and try again" % port) from None
-        if number == errno.EACCES:
-            raise BoardError("no permission to open %s: add yourself to the dialout group "
-                             "(sudo usermod -aG dialout $USER, then log in again)" % port) from None
-        raise BoardError("cannot open %s: %s" % (port, err)) from None
-
-
-def deploy(transport, out=print):
+def deploy(transport, use_py=False, out=print):
     """Copy device/tinyattn to /lib/tinyattn (tinyattn_host.deploy: compiled when it can)."""
     from .deploy import deploy as deploy_package
 
-    return deploy_package(transport, out=out)
+    return deploy_package(transport, use_py=use_py, out=out)
 
 
 class Board:
     """A board on `port`, or a virtual board (on `flash_dir`) when port is None.
 
     deploy: "auto" deploys when the device's tinyattn version is not this one, "always"
-    deploys, "never" raises BoardError offering the deploy. `serve_timeout`: seconds of host
-    silence after which the device leaves the link by itself.
+    deploys (copying only the files that differ; `use_py`: the .py sources), "never" raises
+    BoardError offering the deploy. `serve_timeout`: seconds of host silence after which the
+    device leaves the link by itself.
     """
 
     def __init__(self, port=None, flash_dir=None, deploy="auto", serve_timeout=10,
-                 out=print, heap=None):
+                 out=print, heap=None, use_py=False):
         self.port = port
         self.flash_dir = flash_dir
         self.deploy_mode = deploy
+        self.use_py = use_py
         self.serve_timeout = serve_timeout
         self.out = out
         self.heap = heap
@@ -91,7 +71,17 @@ class Board:
         self.close()
 
     def open(self):
-        """Connect, check MicroPython, ulab and the tinyattn version; deploy if needed."""
+        """Connect, check MicroPython, ulab and the tinyattn version; deploy if needed.
+
+        On any failure the port is closed and a virtual board stopped before the error goes up.
+        """
+        try:
+            return self._open()
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self):
         if self.port is None:
             from .virtual_board import VirtualBoard
 
@@ -115,7 +105,7 @@ class Board:
                 have = self.info["tinyattn"] or "no tinyattn"
                 raise BoardError("the device has %s, this is tinyattn %s: deploy it (run "
                                  "with --deploy, or make deploy PORT=%s)" % (have, wanted, self.port))
-            deploy(self.transport, out=self.out)
+            deploy(self.transport, use_py=self.use_py, out=self.out)
             self._enter_raw()
             self.info = self._device_info()
         return self.info
@@ -128,7 +118,8 @@ class Board:
 
     def _enter_raw(self):
         try:
-            self.transport.enter_raw_repl(soft_reset=True)
+            with contextlib.redirect_stdout(io.StringIO()):  # mpremote prints what it got
+                self.transport.enter_raw_repl(soft_reset=True)
         except TransportError as err:
             raise BoardError("no MicroPython answering on %s (%s): is it a MicroPython board, "
                              "and not busy running a program? Press reset and try again"
@@ -137,7 +128,7 @@ class Board:
     def _device_info(self):
         code = ("import sys, gc\n"
                 "try:\n import ulab; u = ulab.__version__\nexcept ImportError:\n u = None\n"
-                "try:\n import tinyattn; t = tinyattn.__version__\nexcept ImportError:\n t = None\n"
+                "try:\n import tinyattn; t = tinyattn.__version__\nexcept Exception:\n t = None\n"  # none, or broken
                 "print(repr({'micropython': '%d.%d.%d' % sys.implementation.version[:3], "
                 "'mpy': getattr(sys.implementation, '_mpy', None), 'ulab': u, 'tinyattn': t, "
                 "'free': gc.mem_free()}))")
@@ -170,18 +161,23 @@ class Board:
         except (protocol.LinkTimeout, protocol.DeviceError, DeviceReset):
             pass
 
-    def close(self):
-        """Stop the link, leave the raw REPL, close the port, stop a virtual board."""
+    def release(self):
+        """Stop the link, leave the raw REPL and close the port (a virtual board keeps running)."""
         try:
             if self.transport is not None:
                 self.stop_link()
-                try:
-                    self.transport.exit_raw_repl()
-                    self.transport.close()
-                except OSError:
-                    pass
+                self.transport.exit_raw_repl()
+                self.transport.close()
+        except (OSError, TransportError):
+            pass
         finally:
             self.transport = None
+
+    def close(self):
+        """release(), and stop a virtual board."""
+        try:
+            self.release()
+        finally:
             if self.virtual is not None:
                 self.virtual.stop()
                 self.virtual = None

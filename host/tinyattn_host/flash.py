@@ -22,8 +22,10 @@ from esptool.targets import CHIP_DEFS, ESP32S3ROM
 from esptool.util import FatalError
 from mpremote.transport import TransportError
 
+from . import cli
 from . import deploy as deploy_module
 from .deploy import DeployError
+from .ports import AUTO, check_port, choose
 
 CHIP = "esp32s3"
 FLASH_OFFSET = ESP32S3ROM.BOOTLOADER_FLASH_OFFSET  # 0x0: a merged image starts with the bootloader
@@ -121,18 +123,21 @@ def esptool_calls(port, firmware, baud=DEFAULT_BAUD):
 
 
 def flash(port, firmware, baud=DEFAULT_BAUD, dry_run=False, deploy=True, out=print):
-    """Check the firmware, then erase and write it with esptool, then deploy device/."""
+    """Check the firmware, then the port (None or auto: the one board attached), then erase
+    and write with esptool, then deploy device/."""
     data = Path(firmware).read_bytes()
     app = check_image(data)
     out(f"{firmware}: ESP32-S3 firmware, {len(data)} bytes, application at {app:#x}")
     if b"ulab" not in data:
         out("note: the name 'ulab' appears nowhere in this firmware; tinyattn needs a firmware "
             "built with ulab")
-    calls = esptool_calls(port, firmware, baud)
     if dry_run:
-        for argv in calls:
+        for argv in esptool_calls(port or "PORT", firmware, baud):
             out(shlex.join(["esptool", *argv]))
         return
+    port = choose(port or AUTO)
+    check_port(port)
+    calls = esptool_calls(port, firmware, baud)
     for argv in calls:
         esptool.main(argv)
     if deploy:
@@ -142,7 +147,8 @@ def flash(port, firmware, baud=DEFAULT_BAUD, dry_run=False, deploy=True, out=pri
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tinyattn_host.flash", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--port", help="serial port of the board, e.g. /dev/ttyACM0")
+    parser.add_argument("--port", help="serial port of the board, e.g. /dev/ttyACM0, or auto "
+                                       "(the default: the one board attached)")
     parser.add_argument("--firmware", help="merged ESP32-S3 firmware .bin with ulab")
     parser.add_argument("--baud", type=int, default=DEFAULT_BAUD,
                         help=f"esptool baud rate (default {DEFAULT_BAUD}; 115200 if it fails)")
@@ -150,14 +156,9 @@ def main(argv=None):
                         help="check the firmware and print the esptool calls, write nothing")
     parser.add_argument("--no-deploy", action="store_true", help="do not deploy device/ after")
     args = parser.parse_args(argv)
-    missing = []
-    if not args.port:
-        missing.append("the board's serial port: PORT=/dev/ttyACM0 (or /dev/ttyUSB0; "
-                       "see ls /dev/ttyACM* /dev/ttyUSB*)")
     if not args.firmware:
-        missing.append(f"the firmware: FIRMWARE=path/to/firmware.bin, {FIRMWARE_HELP}")
-    if missing:
-        parser.exit(2, "make flash needs\n" + "".join(f"  - {m}\n" for m in missing))
+        parser.exit(2, f"make flash needs the firmware: FIRMWARE=path/to/firmware.bin, "
+                       f"{FIRMWARE_HELP}\n")
     if not Path(args.firmware).is_file():
         parser.exit(2, f"no such firmware file: {args.firmware}\nIt should be {FIRMWARE_HELP}\n")
     try:
@@ -169,8 +170,9 @@ def main(argv=None):
                        f"release BOOT, then try again.\n")
     except (DeployError, TransportError) as error:
         parser.exit(1, f"the firmware is written, but deploying failed: {error}\n"
-                       f"Once the board is up: make deploy PORT={args.port}\n")
+                       f"Once the board is up: make deploy"
+                       f"{' PORT=' + args.port if args.port else ''}\n")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main))

@@ -9,17 +9,18 @@ quantizes it (calibration: all 150 samples) and the int8 path runs on the same b
 
 import importlib.util
 import json
-import sys
 import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import numpy as np
 
-from . import digits_check, protocol
+from . import digits_check, plots, protocol
 from .board import DeviceReset
+from .progress import Progress
 from .reference import integer
 from .reference.layers import sequential_forward
-from .reference.training import SGD, Adam, train, train_step
+from .reference.training import SGD, Adam, accuracy, train, train_step
 from .unixport import DEVICE_DIR
 
 # device/tinyattn/model.py IRIS_CONFIG (the check compares it with GET_WEIGHTS' config)
@@ -56,6 +57,7 @@ class Summary:
     device: dict = field(default_factory=dict)
     batches: list = field(default_factory=list)
     train_step: dict = field(default_factory=dict)
+    training: dict = field(default_factory=dict)  # the trained model's host training history
     resets: int = 0
     seconds: float = 0.0
     digits: dict = field(default_factory=dict)  # digits_check.check_digits, when run
@@ -111,10 +113,18 @@ def random_model(seed):
 
 
 def trained_model(X, y, seed, epochs=30):
+    """(parameters, history): trained on the host; history has the loss and the accuracy
+    on the training rows after every epoch."""
     params = random_model(seed)
+    history = {"loss": [], "accuracy": []}
+
+    def on_epoch(epoch, loss):
+        history["loss"].append(float(loss))
+        history["accuracy"].append(accuracy(IRIS_CONFIG, params, X, y))
+
     train(IRIS_CONFIG, params, X, y, epochs=epochs, batch_size=16, seed=seed,
-          optimizer=Adam(lr=0.01))
-    return _float32(params)
+          optimizer=Adam(lr=0.01), on_epoch=on_epoch)
+    return _float32(params), history
 
 
 def _float32(params):
@@ -181,8 +191,9 @@ class Check:
         self.digits = digits  # the digits model too (digits_check.py): True, or a row count
         self.batch_size = batch_size
         self.seed = seed
-        self.out = out
-        self.progress = progress
+        self._out = out
+        # a Progress, or True for one on stderr when that is a terminal
+        self.progress = Progress() if progress is True else progress or None
         self.on_batch = on_batch  # a hook for tests: called with (model name, batch index)
         self.summary = Summary()
         self.samples = {}  # for the report: per model, device and reference outputs
@@ -192,7 +203,8 @@ class Check:
         link = self.board.link or self.board.start_link()
         self.summary.device = link.hello()
         X, y = iris()
-        models = [("random", random_model(self.seed)), ("trained", trained_model(X, y, self.seed))]
+        trained, self.summary.training = trained_model(X, y, self.seed)
+        models = [("random", random_model(self.seed)), ("trained", trained)]
         self.out("%-8s %5s %4s %12s %7s %11s %9s %9s %9s"
                  % ("model", "batch", "rows", "float|err|", "agree", "int8 exact",
                     "int8~flt", "float us", "int8 us"))
@@ -282,72 +294,62 @@ class Check:
         self.out("train step: loss %.6f (reference %.6f), weights max |err| %.2e  %s"
                  % (head["loss"], loss, err, "ok" if ok else "MISMATCH"))
 
+    def out(self, line):
+        """Print a line of the report (the progress line goes first, and comes back after)."""
+        if self.progress:
+            self.progress.clear()
+        self._out(line)
+
     def _show(self, r, index, total):
-        if self.progress and sys.stderr.isatty():
-            done = index + 1
-            bar = "#" * (20 * done // total) + "." * (20 - 20 * done // total)
-            sys.stderr.write("\r[%s] %s %d/%d " % (bar, r.model, done, total))
-            sys.stderr.flush()
-            if done == total:
-                sys.stderr.write("\r" + " " * 60 + "\r")
         self.out("%-8s %5d %4d %12.2e %4d/%-3d %7d/%-3d %5d/%-3d %9d %9d%s"
                  % (r.model, r.batch, r.rows, r.float_max_err, r.float_agree, r.rows,
                     r.int8_exact, r.rows, r.int8_agree_float, r.rows, r.us_float, r.us_int8,
                     "" if r.ok else "  <-- MISMATCH"))
+        if self.progress and index + 1 < total:
+            self.progress.show(index + 1, total, r.model)
 
 
 # ---- the report --------------------------------------------------------------------------
 def write_report(directory, summary, samples):
-    """summary.json with every figure, and PNG plots: scatter, error histogram, attention."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from pathlib import Path
-
+    """summary.json with every figure, and the PNG plots (tinyattn_host.plots) of each model:
+    attention maps, error histogram, relative error; the trained model's training curve."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     data = {
         "ok": summary.ok, "line": summary.line(), "device": summary.device,
         "resets": summary.resets, "seconds": summary.seconds, "train_step": summary.train_step,
+        "training": summary.training,
         "batches": [dict(asdict(b), ok=b.ok) for b in summary.batches],
         "digits": summary.digits,
     }
     (directory / "summary.json").write_text(json.dumps(data, indent=1))
     written = [directory / "summary.json"]
+    heads, seq_len = _attention_shape(IRIS_CONFIG)
     for name, kept in samples.items():
         device = np.concatenate(kept["device"])
         reference = np.concatenate(kept["reference"])
-        fig, ax = plt.subplots(figsize=(4.5, 4.5))
-        ax.scatter(reference.ravel(), device.ravel(), s=6)
-        lo, hi = reference.min(), reference.max()
-        ax.plot([lo, hi], [lo, hi], lw=0.8, color="gray")
-        ax.set(xlabel="reference logit (float64)", ylabel="device logit",
-               title="%s model: device against reference" % name)
-        written.append(_save(fig, directory / ("%s_scatter.png" % name)))
-        fig, ax = plt.subplots(figsize=(5, 3.5))
-        ax.hist(np.abs(device - reference).ravel(), bins=40)
-        ax.set(xlabel="|device - reference|", ylabel="logits", title="%s model: errors" % name)
-        written.append(_save(fig, directory / ("%s_errors.png" % name)))
+        tolerance = min(b.tolerance for b in summary.batches if b.model == name)
+        what = "%s model, float logits of %d rows" % (name, len(device))
+        written.append(plots.error_histogram(directory / ("%s_errors.png" % name), what,
+                                             device, reference, tolerance))
+        written.append(plots.relative_error(directory / ("%s_relative_error.png" % name), what,
+                                            device, reference, tolerance))
         if kept["attention"] is not None:
             got, want = kept["attention"]
-            block = 2 * 4  # H * S rows per sample (IRIS_CONFIG's attention)
-            samples_shown = min(3, got.shape[0] // block)
-            fig, axes = plt.subplots(samples_shown, 2, figsize=(5, 2.2 * samples_shown),
-                                     squeeze=False)
-            for s in range(samples_shown):
-                for col, (label, maps) in enumerate((("device", got), ("reference", want))):
-                    axes[s][col].imshow(maps[s * block:(s + 1) * block], vmin=0, vmax=1)
-                    axes[s][col].set_title("sample %d: %s" % (s, label), fontsize=8)
-                    axes[s][col].axis("off")
-            written.append(_save(fig, directory / ("%s_attention.png" % name)))
+            written.append(plots.attention_maps(
+                directory / ("%s_attention.png" % name),
+                "%s model: attention weights of the first sequences" % name,
+                got, want, heads, seq_len))
+    if summary.training:
+        epochs = range(1, len(summary.training["loss"]) + 1)
+        written.append(plots.training_curve(
+            directory / "trained_training.png",
+            "the trained model, on the host (reference, Adam, all 150 rows)",
+            summary.training["loss"], {"training rows": (epochs, summary.training["accuracy"])}))
     return written
 
 
-def _save(fig, path):
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return path
+def _attention_shape(config):
+    """(heads, sequence length) of the model's SelfAttention layer."""
+    spec = next(spec for spec in config if spec[0] == "SelfAttention")
+    return spec[2], spec[3]

@@ -2,6 +2,7 @@
 
 import sys
 
+from .ports import PORT_HELP
 from .statedict import export_npz, import_npz, read_description
 
 
@@ -19,7 +20,7 @@ def add_statedict_commands(commands):
                                                   "NumPy reference")
     chk.add_argument("model", help="a tinyattn model file")
     chk.add_argument("inputs", help=".npy of input rows (rows, features)")
-    chk.add_argument("--port", help="serial port of a board (default: start a virtual board)")
+    chk.add_argument("--port", help=PORT_HELP)
     chk.add_argument("--batch-size", type=int, default=16)
 
 
@@ -51,16 +52,14 @@ def check_model_command(args):
     problem."""
     import numpy as np
 
-    from .board import Board, BoardError
+    from .board import Board
     from .model_check import check_model
+    from .ports import choose
 
     try:
         X = np.load(args.inputs)
-        with Board(port=args.port) as board:
+        with Board(port=choose(args.port), deploy="auto") as board:
             ok, _ = check_model(board.start_link(), args.model, X, args.batch_size)
-    except BoardError as err:
-        print("error: %s" % err, file=sys.stderr)
-        return 2
     except (OSError, ValueError) as err:
         print("error: %s" % err, file=sys.stderr)
         return 1

@@ -15,9 +15,17 @@ Two pseudo-terminals: the host opens the slave of the first (`port`); the interp
 with its stdin and stdout on the slave of the second (a tty, so its REPL is interactive). A
 thread copies bytes between the two masters and notices the reboots. Output while no host
 has the port open is dropped, as a USB port with nobody listening drops it.
+
+Ctrl-C: with the pty in raw mode the interpreter gets no SIGINT from the terminal, so the
+thread plays the board's UART: a Ctrl-C byte while the interpreter has a SIGINT handler (it
+runs code with `micropython.kbd_intr(3)`, the default) and has mounted its flash becomes
+SIGINT, and the code stops with KeyboardInterrupt; otherwise (at a prompt, or a program that called `kbd_intr(-1)`, as the link
+does) the byte goes through as data. Every interpreter dies with the thread that started it,
+so a host that is killed leaves none behind.
 """
 
 import argparse
+import ctypes
 import errno
 import functools
 import os
@@ -39,6 +47,19 @@ RAW_PROMPT = b"raw REPL; CTRL-B to exit\r\n"
 FRIENDLY_PROMPT = b"\n>>> "
 SOFT_REBOOT = b"MPY: soft reboot\r\n"
 OUTPUT_BACKLOG = 1 << 16  # bytes waiting for the host before the interpreter is held back
+CTRL_C = b"\x03"
+# Printed by the boot script once the flash is mounted (an escape sequence terminals ignore;
+# the board never passes it on): from then on Ctrl-C can interrupt, as once a board's firmware
+# has started and runs boot.py and main.py. Before, the byte is data.
+READY = b"\x1b_tinyattn-ready\x1b\\"
+# A second SIGINT while the first is pending ends the unix port (its handler calls exit(1));
+# a board keeps one pending KeyboardInterrupt. Ctrl-C bytes this soon after one are dropped.
+INTERRUPT_PENDING = 0.25  # seconds
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+_LIBC = ctypes.CDLL(None)
+_prctl = getattr(_LIBC, "prctl", None)  # looked up here, not in a forked child
+_signal = _LIBC.signal
+_signal.argtypes, _signal.restype = [ctypes.c_int, ctypes.c_void_p], ctypes.c_void_p
 
 _BOOT = """\
 import os, sys
@@ -46,6 +67,7 @@ os.umount('/')
 os.mount(os.VfsPosix({flash!r}), '/')
 os.chdir('/')
 sys.path[:] = ['', '.frozen', '/lib']
+print({ready!r}, end='')
 del os, sys
 def _run(name):
     try:
@@ -70,7 +92,7 @@ def has_raw_repl(interpreter):
     child, slave = os.openpty()
     tty.setraw(slave)
     proc = subprocess.Popen([interpreter], stdin=slave, stdout=slave, stderr=slave,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_interpreter_child)
     os.close(slave)
     seen = b""
     try:
@@ -88,6 +110,32 @@ def has_raw_repl(interpreter):
         proc.wait()
         os.close(child)
     return RAW_PROMPT in seen
+
+
+def die_with_parent():
+    """In a child before exec: be killed when the thread that started it ends (Linux)."""
+    if _prctl is not None:
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _interpreter_child():
+    """In an interpreter's child before exec: die with the parent thread, and start with
+    SIGINT ignored, so that a SIGINT handler means MicroPython's (a Python wrapper such as
+    the PyPI unix port's installs none over an ignored SIGINT while it starts)."""
+    die_with_parent()
+    _signal(int(signal.SIGINT), int(signal.SIG_IGN))
+
+
+def catches_sigint(pid):
+    """Whether process `pid` has a SIGINT handler installed (SigCgt in /proc/PID/status)."""
+    try:
+        with open("/proc/%d/status" % pid) as status:
+            for line in status:
+                if line.startswith("SigCgt:"):
+                    return bool(int(line.split()[1], 16) >> (signal.SIGINT - 1) & 1)
+    except OSError:
+        pass
+    return False
 
 
 class VirtualBoard:
@@ -142,9 +190,15 @@ class VirtualBoard:
         self._wake_r, self._wake_w = os.pipe()
         self._stopping = False
         self._raw = False
-        self._boot(raw=False)
+        self._interrupted = 0.0
         self._thread = threading.Thread(target=self._serve, name="virtual-board", daemon=True)
+        self._booted = threading.Event()
+        self._boot_error = None
         self._thread.start()
+        self._booted.wait()
+        if self._boot_error is not None:
+            self.stop()
+            raise self._boot_error
         return self.port
 
     def stop(self):
@@ -188,14 +242,17 @@ class VirtualBoard:
         command = [self.interpreter]
         if self.heap:
             command += ["-X", "heapsize=%s" % self.heap]
-        boot = _BOOT.format(flash=str(self.flash_dir), run_main=not raw)
+        boot = _BOOT.format(flash=str(self.flash_dir), run_main=not raw, ready=READY.decode())
         command += ["-i", "-c", boot]
         env = {k: v for k, v in os.environ.items() if k != "MICROPYPATH"}
         self._proc = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave,
-                                      cwd=self.flash_dir, env=env, start_new_session=True)
+                                      cwd=self.flash_dir, env=env, start_new_session=True,
+                                      preexec_fn=_interpreter_child)
         os.close(slave)
         os.set_blocking(child, False)
         self._child = child
+        self._ready = False  # until the boot script prints READY (held back till then)
+        self._early = b""
         self._entering_raw = raw  # swallow output up to the first prompt, then send Ctrl-A
         self._swallowed = b""
         self.boots += 1
@@ -212,6 +269,17 @@ class VirtualBoard:
 
     # ---- the copying thread ------------------------------------------------------------
     def _serve(self):
+        """The thread: boot the interpreter (it dies with this thread), then copy bytes."""
+        try:
+            self._boot(raw=False)
+        except OSError as error:
+            self._boot_error = error
+            return
+        finally:
+            self._booted.set()
+        self._copy()
+
+    def _copy(self):
         to_child = bytearray()  # host input not yet taken by the interpreter
         to_host = bytearray((self.banner + "\r\n").encode())  # output not yet taken by the host
         tail = b""  # the last output bytes, to spot prompts
@@ -249,6 +317,8 @@ class VirtualBoard:
                             to_host += self._reboot()
                             tail = b""
                             continue
+                        if not self._ready:
+                            data = self._boot_output(data)
                         if self._entering_raw:
                             data = self._swallow(data)
                         if not self._raw:  # the friendly REPL's newlines, as a board sends them
@@ -257,8 +327,30 @@ class VirtualBoard:
                         self._track_mode(tail)
                         to_host += data
                     if mask & selectors.EVENT_WRITE and to_child and not self._entering_raw:
-                        del to_child[:_write(self._child, to_child)]
+                        self._feed(to_child)
         selector.close()
+
+    def _feed(self, pending):
+        """Write host bytes to the interpreter, up to the next Ctrl-C, which interrupts
+        running code as a board's UART does (module docstring); take them off `pending`."""
+        if pending[:1] == CTRL_C and self._ready and catches_sigint(self._proc.pid):
+            del pending[:1]
+            if time.monotonic() - self._interrupted > INTERRUPT_PENDING:
+                self._interrupted = time.monotonic()
+                self._proc.send_signal(signal.SIGINT)
+            return
+        end = pending.find(CTRL_C, 1)
+        del pending[:_write(self._child, pending[:end] if end > 0 else pending)]
+
+    def _boot_output(self, data):
+        """Before READY: hold the output back; at READY, pass what follows it. (A boot that
+        fails before READY shows its traceback once it reaches a prompt.)"""
+        self._early += data
+        before, mark, after = self._early.partition(READY)
+        if mark or b">>> " in self._early:
+            self._ready, self._early = True, b""
+            return after if mark else before
+        return b""
 
     def _swallow(self, data):
         """During a raw-mode boot: drop the banner, send Ctrl-A at the prompt, pass the rest."""

