@@ -110,9 +110,8 @@ def load_iris():
 
     X = np.zeros((iris.COUNT, 4))
     y = []
-    rows = iris.ROWS
     for i in range(iris.COUNT):
-        r = rows[i * iris.RECORD:(i + 1) * iris.RECORD]
-        X[i, :] = np.array([int(r[2 * k:2 * k + 2]) / 10 for k in range(4)])
-        y.append(int(r[8]))
+        features, label = iris.record(i)
+        X[i, :] = np.array(features)
+        y.append(label)
     return Dataset(X, y)

@@ -31,3 +31,22 @@ ROWS = (
     "633456242 643155182 603048182 693154212 673156242 693151232 582751192 683259232 "
     "673357252 673052232 632550192 653052202 623454232 593051182 "
 )
+
+SEQ_LEN = 4  # the 4 features become 4 tokens
+EMBED_DIM = 8
+NUM_HEADS = 2
+CONFIG = [
+    ["Dense", 4, SEQ_LEN * EMBED_DIM, True],  # (B, 4) -> (B, 32)
+    ["Activation", "relu"],
+    ["Tokens", SEQ_LEN],  # (B, 32) -> (B*4, 8), the same memory
+    ["SelfAttention", EMBED_DIM, NUM_HEADS, SEQ_LEN, True, 0.0, False],
+    ["GlobalAvgPool", SEQ_LEN],  # (B*4, 8) -> (B, 8)
+    ["Dense", EMBED_DIM, len(CLASSES), True],  # (B, 8) -> logits (B, 3)
+]
+"""Dense(4, 32) + ReLU, 4 tokens of 8, Attention(8, 2), GlobalAvgPool, Dense(8, 3)."""
+
+
+def record(i):
+    """Row i: ([sepal length, sepal width, petal length, petal width] in cm, class index)."""
+    r = ROWS[i * RECORD:(i + 1) * RECORD]
+    return [int(r[2 * k:2 * k + 2]) / 10 for k in range(4)], int(r[8])

@@ -5,24 +5,13 @@ import time
 
 from ulab import numpy as np
 
+from . import iris
 from .layers import Sequential
 from .losses import cross_entropy
 from .optim import Adam
 from .rng import Rng
 
-SEQ_LEN = 4  # the 4 features become 4 tokens
-EMBED_DIM = 8
-NUM_HEADS = 2
-NUM_CLASSES = 3
-
-IRIS_CONFIG = [
-    ["Dense", 4, SEQ_LEN * EMBED_DIM, True],  # (B, 4) -> (B, 32)
-    ["Activation", "relu"],
-    ["Tokens", SEQ_LEN],  # (B, 32) -> (B*4, 8), the same memory
-    ["SelfAttention", EMBED_DIM, NUM_HEADS, SEQ_LEN, True],
-    ["GlobalAvgPool", SEQ_LEN],  # (B*4, 8) -> (B, 8)
-    ["Dense", EMBED_DIM, NUM_CLASSES, True],  # (B, 8) -> logits (B, 3)
-]
+IRIS_CONFIG = iris.CONFIG  # the spec's Iris model, as the host reference sees it too
 
 
 def iris_model(seed=42):

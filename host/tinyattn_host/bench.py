@@ -13,7 +13,6 @@ with `-X heapsize=<--heap>`; the smallest heap for a few S, by bisection over -X
 """
 
 import argparse
-import importlib.util
 import json
 import os
 import subprocess
@@ -25,21 +24,14 @@ from pathlib import Path
 from . import benchreport, cli, unixport
 from .deploy import SOURCE_DIR, MpyFormat, package_files
 from .ports import PORT_HELP, choose
+from .shared import device_module
 
 DEFAULT_OUT = Path("build") / "bench"
 DEFAULT_DOC = unixport.ROOT / "docs" / "performance.md"
 TIMING_HEAP = "16m"
 
 
-def _load_plan():
-    """device/tinyattn/benchplan.py, the definitions the device uses too."""
-    spec = importlib.util.spec_from_file_location("benchplan", SOURCE_DIR / "benchplan.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-PLAN = _load_plan()
+PLAN = device_module("benchplan")  # the definitions the device uses too
 
 
 class Progress:

@@ -6,27 +6,19 @@ positional embedding, two TransformerEncoderLayers, average pool, Dense E -> 10)
 rows; `python -m tinyattn_host.digits` prints such a run.
 """
 
-import importlib.util
 
 import numpy as np
 
 from .reference.training import Adam, accuracy, split_indices, train
+from .shared import device_module
 from .statedict import param_shapes
-from .unixport import DEVICE_DIR, ROOT
+from .unixport import ROOT
 
 DIGITS_CSV = ROOT / "data" / "digits.csv"
 TEST_RATIO = 0.2
 
 
-def _device_module():
-    """device/tinyattn/digits.py, run as a plain module (it imports nothing at its top)."""
-    spec = importlib.util.spec_from_file_location("_digits", DEVICE_DIR / "tinyattn" / "digits.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-DEVICE = _device_module()
+DEVICE = device_module("digits")
 DIGITS_CONFIG = DEVICE.DIGITS_CONFIG  # one definition: the device's
 
 

@@ -7,7 +7,6 @@ quantizes it (calibration: all 150 samples) and the int8 path runs on the same b
 (compared bit for bit with the integer reference). One training step is checked too.
 """
 
-import importlib.util
 import json
 import time
 from dataclasses import asdict, dataclass, field
@@ -21,13 +20,10 @@ from .progress import Progress
 from .reference import integer
 from .reference.layers import sequential_forward
 from .reference.training import SGD, Adam, accuracy, train, train_step
-from .unixport import DEVICE_DIR
+from .shared import device_module
 
-# device/tinyattn/model.py IRIS_CONFIG (the check compares it with GET_WEIGHTS' config)
-IRIS_CONFIG = [
-    ["Dense", 4, 32, True], ["Activation", "relu"], ["Tokens", 4],
-    ["SelfAttention", 8, 2, 4, True], ["GlobalAvgPool", 4], ["Dense", 8, 3, True],
-]
+IRIS = device_module("iris")
+IRIS_CONFIG = IRIS.CONFIG  # the board's (the check compares it with GET_WEIGHTS' config)
 FLOAT_TOLERANCE = 1e-4  # |device - reference| <= 1e-4 * max(1, max |reference|): float32
 TRAIN_STEP_LR = 0.05
 
@@ -83,12 +79,9 @@ class Summary:
 # ---- data and models ---------------------------------------------------------------------
 def iris():
     """(X standardised (150, 4) float32-exact, y) from the device package's bundled Iris."""
-    spec = importlib.util.spec_from_file_location("_iris", DEVICE_DIR / "tinyattn" / "iris.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    rows = [module.ROWS[i * module.RECORD:(i + 1) * module.RECORD] for i in range(module.COUNT)]
-    X = np.array([[int(r[2 * k:2 * k + 2]) / 10 for k in range(4)] for r in rows])
-    y = np.array([int(r[8]) for r in rows])
+    rows = [IRIS.record(i) for i in range(IRIS.COUNT)]
+    X = np.array([features for features, _ in rows])
+    y = np.array([label for _, label in rows])
     X = (X - X.mean(axis=0)) / X.std(axis=0)
     return X.astype(np.float32).astype(np.float64), y
 
@@ -134,33 +127,7 @@ def _float32(params):
 
 def reference_qlayers(head, arrays):
     """The integer reference's layer dicts from a QUANTIZE reply (specs and buffers)."""
-    layers = []
-    for i, spec in enumerate(head["layers"]):
-        kind, p = spec["kind"], "%d." % i
-        layer = {"kind": kind}
-        if kind == "Dense":
-            layer["W"] = arrays[p + "W"].reshape(spec["out"], spec["in"])
-            layer["b"] = arrays.get(p + "b")
-            layer["mult"] = _mult(spec["mult"])
-        elif kind == "Activation":
-            layer["table"] = arrays[p + "table"]
-        elif kind in ("Tokens", "GlobalAvgPool"):
-            layer["seq_len"] = spec["seq_len"]
-            layer["mult"] = _mult(spec.get("mult"))
-        elif kind == "SelfAttention":
-            E = spec["E"]
-            layer.update(E=E, H=spec["H"], seq_len=spec["seq_len"])
-            for n in "qkvo":
-                layer["W" + n] = arrays[p + "W" + n].reshape(E, E)
-                layer["b" + n] = arrays.get(p + "b" + n)
-            for n, value in spec["mults"].items():
-                layer["mult_" + n] = _mult(value)
-        layers.append(layer)
-    return layers
-
-
-def _mult(value):
-    return None if value is None else tuple(value)
+    return integer.layers_from_specs(head["layers"], arrays)
 
 
 def quantize_input(x, scale):
@@ -244,7 +211,9 @@ class Check:
         s_in, s_out = in_scale(qhead), out_scale(qhead)
         ref_logits, caches = sequential_forward(IRIS_CONFIG, params, X)
         attention_ref = next(c for c in caches if isinstance(c, dict))["A_cache"]
-        keep = self.samples.setdefault(name, {"device": [], "reference": [], "attention": None})
+        keep = self.samples.setdefault(name, {"device": [], "reference": [], "attention": None,
+                                              "tolerance": FLOAT_TOLERANCE * max(
+                                                  1.0, float(np.abs(ref_logits).max()))})
         starts = range(0, len(X), self.batch_size)
         for index, start in enumerate(starts):
             if self.on_batch:
@@ -328,7 +297,7 @@ def write_report(directory, summary, samples):
     for name, kept in samples.items():
         device = np.concatenate(kept["device"])
         reference = np.concatenate(kept["reference"])
-        tolerance = min(b.tolerance for b in summary.batches if b.model == name)
+        tolerance = kept["tolerance"]  # absolute: the relative bound at the largest logit
         what = "%s model, float logits of %d rows" % (name, len(device))
         written.append(plots.error_histogram(directory / ("%s_errors.png" % name), what,
                                              device, reference, tolerance))

@@ -11,6 +11,7 @@ from tinyattn_host.reference.layers import (
     activation_backward, activation_forward, cross_entropy, dense_backward, dense_forward,
     gap_backward, gap_forward, sequential_backward, sequential_forward)
 from tinyattn_host.reference.training import SGD, Adam
+from tinyattn_host.shared import device_module
 from tinyattn_host.unixport import DEVICE_DIR, MicroPythonError
 
 RNG = np.random.default_rng(5)
@@ -207,8 +208,7 @@ OUT['same'] = ids == [id(p) for _, p, _ in m.collect_params()]
 for name, p, g in m.collect_params():
     OUT['q' + name] = p
 """, x=x, labels=labels)
-    config = [["Dense", 4, 32, True], ["Activation", "relu"], ["Tokens", 4],
-              ["SelfAttention", 8, 2, 4, True], ["GlobalAvgPool", 4], ["Dense", 8, 3, True]]
+    config = device_module("iris").CONFIG
     params = {k[1:]: v for k, v in out.items() if k.startswith("p")}
     opt = OPTIMIZERS[make]()
     from tinyattn_host.reference.training import train_step

@@ -2,7 +2,6 @@
 run (split 0.2 seed 42, Adam 1e-3, 100 epochs, batch 16) end to end."""
 
 import re
-import runpy
 import subprocess
 from pathlib import Path
 
@@ -14,19 +13,19 @@ from tinyattn_host import unixport
 from tinyattn_host.reference.training import (
     Rng, permutation, split_indices, standardize, train)
 from tinyattn_host.reference.training import accuracy as reference_accuracy
+from tinyattn_host.shared import device_module
 
 ROOT = Path(__file__).resolve().parents[2]
 IRIS_CSV = ROOT / "data" / "iris.csv"
-CONFIG = [["Dense", 4, 32, True], ["Activation", "relu"], ["Tokens", 4],
-          ["SelfAttention", 8, 2, 4, True], ["GlobalAvgPool", 4], ["Dense", 8, 3, True]]
+IRIS = device_module("iris")
+CONFIG = IRIS.CONFIG
 
 
 def bundled_iris():
     """X (150, 4) as the device stores it (float32) and y, read from the bundled module."""
-    iris = runpy.run_path(str(ROOT / "device" / "tinyattn" / "iris.py"))
-    rows = [iris["ROWS"][i * 10:i * 10 + 9] for i in range(iris["COUNT"])]
-    X = np.array([[int(r[2 * k:2 * k + 2]) / 10 for k in range(4)] for r in rows])
-    return X.astype(np.float32).astype(np.float64), np.array([int(r[8]) for r in rows])
+    rows = [IRIS.record(i) for i in range(IRIS.COUNT)]
+    X = np.array([features for features, _ in rows])
+    return X.astype(np.float32).astype(np.float64), np.array([label for _, label in rows])
 
 
 def rel(got, want):

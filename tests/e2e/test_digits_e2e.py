@@ -27,7 +27,7 @@ def test_digits_check_passes(virtual_board, tmp_path):
     check.summary.digits = result
     assert "digits: float rel err" in check.summary.line()
     written = write_report(tmp_path, check.summary, check.samples)
-    assert {p.name for p in written} >= {"digits_scatter.png", "digits_errors.png"}
+    assert {p.name for p in written} >= {"digits_relative_error.png", "digits_errors.png"}
 
 
 def test_check_model_runs_an_imported_state_dict(virtual_board, tmp_path):

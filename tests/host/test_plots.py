@@ -34,7 +34,7 @@ def test_write_report_writes_every_plot(tmp_path):
     summary = Summary(batches=[BatchResult("trained", 0, 20, 1e-6, 20, 20, 20, 1, 1, 1e-3)],
                       training={"loss": [1.0, 0.5, 0.3], "accuracy": [0.5, 0.8, 0.9]})
     samples = {"trained": {"device": [reference + 1e-6], "reference": [reference],
-                           "attention": (attention + 1e-8, attention)}}
+                           "attention": (attention + 1e-8, attention), "tolerance": 1e-3}}
     written = write_report(tmp_path, summary, samples)
     assert sorted(p.name for p in written) == [
         "summary.json", "trained_attention.png", "trained_errors.png",

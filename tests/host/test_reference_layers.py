@@ -9,10 +9,10 @@ from tinyattn_host.reference.layers import (
     gap_backward, gap_forward, sequential_backward, sequential_forward, tokens_backward,
     tokens_forward)
 from tinyattn_host.reference.training import SGD, Adam, Rng, permutation, split_indices
+from tinyattn_host.shared import device_module
 
 RNG = np.random.default_rng(11)
-IRIS_CONFIG = [["Dense", 4, 32, True], ["Activation", "relu"], ["Tokens", 4],
-               ["SelfAttention", 8, 2, 4, True], ["GlobalAvgPool", 4], ["Dense", 8, 3, True]]
+IRIS_CONFIG = device_module("iris").CONFIG
 
 
 def numeric_grad(f, x, eps=1e-6):
