@@ -3,21 +3,37 @@
 from ulab import numpy as np
 
 from .rng import Rng
-from .shapes import require_2d
+from .shapes import all_finite, require_2d
 
 
 class Dataset:
     """X (N, F) float features and y, N integer class labels (a list).
 
-    `mean` and `std` are the statistics the features were standardised with, or None.
+    X must be finite (no NaN, no infinity); each label an int >= 0 (or a float equal to
+    one). `mean` and `std` are the statistics the features were standardised with, or None.
     """
 
     def __init__(self, X, y):
         rows, _ = require_2d("X", X)
-        if len(y) != rows:
-            raise ValueError("X has %d rows but y has %d labels" % (rows, len(y)))
+        if rows < 1:
+            raise ValueError("X has no rows")
+        if not all_finite(X):
+            raise ValueError("X holds NaN or infinity: a Dataset takes finite features only")
+        try:
+            count = len(y)
+        except TypeError:
+            raise ValueError("y must be a list of labels, got %r" % (y,))
+        if count != rows:
+            raise ValueError("X has %d rows but y has %d labels" % (rows, count))
+        labels = []
+        for i, label in enumerate(y):
+            ok = isinstance(label, (int, float)) and not isinstance(label, bool) \
+                and label - label == 0 and label == int(label) and label >= 0
+            if not ok:
+                raise ValueError("y[%d] must be a class index (an int >= 0), got %r" % (i, label))
+            labels.append(int(label))
         self.X = X
-        self.y = [int(label) for label in y]
+        self.y = labels
         self.mean = self.std = None
 
     def __len__(self):
@@ -25,6 +41,9 @@ class Dataset:
 
     def take(self, indices):
         """A new Dataset of the rows at `indices`, in that order (the features are copied)."""
+        for i in indices:
+            if not isinstance(i, int) or not 0 <= i < len(self.y):
+                raise ValueError("indices must be ints in 0..%d, got %r" % (len(self.y) - 1, i))
         X = np.zeros((len(indices), self.X.shape[1]))
         for k, i in enumerate(indices):
             X[k, :] = self.X[i, :]
@@ -37,6 +56,9 @@ class Dataset:
 
         With `standardize`, both are standardised with the statistics of train alone.
         """
+        if not isinstance(test_ratio, (int, float)) or not 0 < test_ratio < 1:
+            raise ValueError("test_ratio must be a number in (0, 1), got %r" % (test_ratio,))
+        _check_seed(seed)
         n = len(self)
         n_test = int(n * test_ratio + 0.5)
         if not 0 < n_test < n:
@@ -53,7 +75,7 @@ class Dataset:
 
         The swaps of `permutation`, done on the rows themselves: no new arrays.
         """
-        rng = Rng(seed)
+        rng = Rng(_check_seed(seed))
         X, y = self.X, self.y
         row = np.zeros(X.shape[1])
         for i in range(len(y) - 1, 0, -1):
@@ -87,12 +109,20 @@ class Dataset:
             for j in range(F):
                 if std[j] == 0.0:
                     std[j] = 1.0
-        elif std is None or mean.shape != (F,) or std.shape != (F,):
-            raise ValueError("mean and std must both have shape (%d,)" % F)
+        elif getattr(mean, "shape", None) != (F,) or getattr(std, "shape", None) != (F,):
+            raise ValueError("mean and std must both be arrays of shape (%d,)" % F)
+        elif not (all_finite(mean) and all_finite(std) and 0.0 not in std.tolist()):
+            raise ValueError("mean must be finite and std finite and nonzero")
         self.X -= mean
         self.X[:] = self.X / std  # not /=, which the ulab stand-in cannot do in place
         self.mean, self.std = mean, std
         return mean, std
+
+
+def _check_seed(seed):
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+        raise ValueError("seed must be an int or None, got %r" % (seed,))
+    return seed
 
 
 def permutation(n, rng):

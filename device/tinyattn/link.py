@@ -1,264 +1,32 @@
-"""The device end of the serial link: binary frames over the REPL's stdin and stdout.
+"""The device end of the serial link: a server of framed requests on stdin and stdout.
 
 Start it from the raw REPL: `import tinyattn.link; tinyattn.link.serve()`. While it runs,
 Ctrl-C is off (micropython.kbd_intr(-1)) and nothing is printed; it goes back to the REPL on
-an EXIT message or after `timeout` seconds without a good frame. docs/protocol.md has the
-frame layout and the message table.
+an EXIT message or after `timeout` seconds without a good frame. A request goes
+frame (framing.py) -> record (records.py) -> its handler here -> the package's public API.
+docs/protocol.md has the frames, the message table and the limits.
 """
 
-import array
 import gc
-import json
 import struct
 import sys
 import time
 
 import micropython
 
-try:
-    from binascii import crc32
-except ImportError:  # a firmware without binascii.crc32
-    crc32 = None
-
 from . import __version__
+from .framing import LinkError, Port, receive
+from .records import decode, encode, expect, field, integers, matrix, only
+from .wire import (ACK, ATTENTION, BAD_VALUE, BENCH, BENCH_BUDGET_MS, BYTE_TIMEOUT_MS, CHUNK,
+                   EXIT, FORWARD, FORWARD_INT8, GET_WEIGHTS, HELLO, INTERNAL, LOAD_MODEL,
+                   LOAD_QMODEL, MAX_HEAD, MAX_MESSAGE, MAX_REPEAT, MORE, NO_MEMORY, NO_MODEL,
+                   PROTOCOL, QUANTIZE, REPLY, STATUS, TOO_BIG, TRAIN_STEP, UNKNOWN_TYPE)
 
-MAGIC = b"\xa5T"
-HEADER = 12  # magic, type u8, flags u8, seq u16, length u16, crc32 u32; little-endian
-CHUNK = 192  # the largest frame payload taken: header + chunk fit a UART's 256-byte buffer
-REPLY_CHUNK = 1024  # the largest frame payload sent
-MORE = 1  # flags: further chunks of this message follow
-PROTOCOL = 1
-
-HELLO, STATUS, EXIT, ACK, ERROR = 0x01, 0x02, 0x03, 0x04, 0x05
-ATTENTION = 0x10
-LOAD_MODEL, FORWARD, TRAIN_STEP, GET_WEIGHTS, BENCH = 0x20, 0x21, 0x22, 0x23, 0x24
-QUANTIZE, LOAD_QMODEL, FORWARD_INT8 = 0x30, 0x31, 0x32
-REPLY = 0x80  # a reply's type is the request's | REPLY
-
-E_CRC, E_TRUNCATED, E_OVERSIZED, E_TOO_BIG, E_UNKNOWN = 1, 2, 3, 4, 5
-E_PAYLOAD, E_VALUE, E_NOT_FINITE, E_MEMORY, E_NO_MODEL, E_INTERNAL = 6, 7, 8, 9, 10, 11
-
-ITEMSIZE = {"f": 4, "b": 1, "B": 1, "h": 2, "i": 4}
-_INF = float("inf")
+MAX_SCORES = 1 << 20  # attention weights (B*H*S*S) of one ATTENTION request
+MAX_SEQ_LEN = 256  # an attention's sequence length in a model sent by LOAD_MODEL
 
 
-class LinkError(Exception):
-    """A request the device answers with an error frame: `code` and a message."""
-
-    def __init__(self, code, message):
-        super().__init__(message)
-        self.code = code
-
-
-# ---- CRC-32 (zlib's), from binascii when the firmware has it ---------------------------
-_table = None
-
-
-def _crc32_table(data, crc=0):
-    """CRC-32 with a 256-entry table, for firmware without binascii.crc32."""
-    global _table
-    if _table is None:
-        _table = array.array("I", [0] * 256)
-        for n in range(256):
-            c = n
-            for _ in range(8):
-                c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
-            _table[n] = c
-    crc ^= 0xFFFFFFFF
-    for byte in data:
-        crc = _table[(crc ^ byte) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
-
-
-if crc32 is None:
-    crc32 = _crc32_table
-
-
-# ---- frames ----------------------------------------------------------------------------
-class Port:
-    """Byte I/O for the link: stdin/stdout binary streams, polled when `poll` is true."""
-
-    def __init__(self, stdin, stdout, poll=True):
-        self.stdin, self.stdout = stdin, stdout
-        self.poller = None
-        if poll:
-            import select
-
-            self.poller = select.poll()
-            self.poller.register(stdin, select.POLLIN)
-        self.one = bytearray(1)
-        self.eof = False
-        self.header = bytearray(HEADER)
-
-    def byte(self, timeout_ms):
-        """The next byte, or -1 after timeout_ms without one (or at the end of the stream)."""
-        if self.poller is not None:
-            for _ in self.poller.ipoll(timeout_ms):
-                break
-            else:
-                return -1
-        if not self.stdin.readinto(self.one):
-            self.eof = True
-            return -1
-        return self.one[0]
-
-    def send(self, kind, seq, payload=b""):
-        """Write a message as frames of at most REPLY_CHUNK payload bytes."""
-        view = memoryview(payload)
-        start = 0
-        while True:
-            part = view[start:start + REPLY_CHUNK]
-            start += len(part)
-            flags = MORE if start < len(view) else 0
-            head = self.header
-            head[0:2] = MAGIC
-            struct.pack_into("<BBHH", head, 2, kind, flags, seq, len(part))
-            struct.pack_into("<I", head, 8, crc32(part, crc32(memoryview(head)[2:8])))
-            self.stdout.write(head)
-            self.stdout.write(part)
-            if not flags:
-                return
-
-    def error(self, seq, code, message):
-        self.send(ERROR, seq, bytes([code]) + message.encode()[:200])
-
-
-def receive(port, buf, silence_ms, byte_ms):
-    """The next frame as (type, flags, seq, payload memoryview), None after silence_ms.
-
-    Bytes before the magic are skipped (resynchronisation). A frame that breaks off, is
-    longer than CHUNK or fails its CRC raises LinkError, with the seq it claimed as `.seq`.
-    """
-    deadline = time.ticks_add(time.ticks_ms(), silence_ms)
-    previous = -1
-    while True:
-        left = time.ticks_diff(deadline, time.ticks_ms())
-        if left <= 0 or port.eof:
-            return None
-        byte = port.byte(left)
-        if previous == MAGIC[0] and byte == MAGIC[1]:
-            break
-        previous = byte
-    head = port.header
-    for i in range(2, HEADER):
-        byte = port.byte(byte_ms)
-        if byte < 0:
-            raise _frame_error(E_TRUNCATED, 0, "truncated frame: the header broke off")
-        head[i] = byte
-    kind, flags, seq, length, crc = struct.unpack_from("<BBHHI", head, 2)
-    if length > CHUNK:
-        raise _frame_error(E_OVERSIZED, seq, "frame payload of %d bytes; at most %d, send "
-                           "larger messages in chunks" % (length, CHUNK))
-    for i in range(length):
-        byte = port.byte(byte_ms)
-        if byte < 0:
-            raise _frame_error(E_TRUNCATED, seq, "truncated frame: %d of %d payload bytes"
-                               % (i, length))
-        buf[i] = byte
-    payload = memoryview(buf)[:length]
-    if crc32(payload, crc32(memoryview(head)[2:8])) != crc:
-        raise _frame_error(E_CRC, seq, "CRC mismatch: frame dropped")
-    return kind, flags, seq, payload
-
-
-def _frame_error(code, seq, message):
-    error = LinkError(code, message)
-    error.seq = seq
-    return error
-
-
-# ---- records: a JSON head and the arrays it lists --------------------------------------
-def decode(payload):
-    """(head, arrays) from a record: u16 head length, JSON head, then the raw arrays.
-
-    head["arrays"] lists [name, typecode, shape]; arrays maps name to (typecode, shape,
-    memoryview of its bytes).
-    """
-    try:
-        (size,) = struct.unpack_from("<H", payload, 0)
-        head = json.loads(bytes(payload[2:2 + size]))
-        offset = 2 + size
-        arrays = {}
-        for name, code, shape in head.get("arrays", ()):
-            nbytes = ITEMSIZE[code]
-            for dim in shape:
-                nbytes *= dim
-            arrays[name] = (code, tuple(shape), payload[offset:offset + nbytes])
-            offset += nbytes
-    except (ValueError, KeyError, TypeError) as err:
-        raise LinkError(E_PAYLOAD, "bad record: %s" % (err,))
-    if offset != len(payload):
-        raise LinkError(E_PAYLOAD, "record has %d bytes, its head describes %d"
-                        % (len(payload), offset))
-    return head, arrays
-
-
-def encode(head, arrays=()):
-    """A record from a JSON-able head and arrays: (name, ulab float array) pairs, or
-    (name, array.array, typecode) for integers (MicroPython's array has no .typecode)."""
-    listed, blobs = [], []
-    for entry in arrays:
-        name, value = entry[0], entry[1]
-        if len(entry) == 3:
-            listed.append([name, entry[2], [len(value)]])
-            blobs.append(value)
-        else:
-            listed.append([name, "f", list(value.shape)])
-            blobs.append(_float_bytes(value))
-    head = dict(head)
-    if listed:
-        head["arrays"] = listed
-    text = json.dumps(head).encode()
-    out = bytearray(struct.pack("<H", len(text)))
-    out += text
-    for blob in blobs:
-        out += blob
-    return out
-
-
-def _float_bytes(value):
-    if len(value.shape) == 1:
-        return array.array("f", value.tolist())
-    out = bytearray()
-    for row in value:  # a row at a time, as float32 whatever the build's float
-        out += array.array("f", row.tolist())
-    return out
-
-
-def matrix(arrays, name, shape=None):
-    """The float32 array `name` as a ulab array, checked for shape and finite values."""
-    from ulab import numpy as np
-
-    if name not in arrays:
-        raise LinkError(E_PAYLOAD, "the request has no array %r" % name)
-    code, got, data = arrays[name]
-    if code != "f":
-        raise LinkError(E_PAYLOAD, "array %s must be float32 ('f'), got %r" % (name, code))
-    if shape is not None and got != tuple(shape):
-        raise LinkError(E_VALUE, "array %s must have shape %r, got %r" % (name, tuple(shape), got))
-    values = array.array("f", bytes(data))  # from a memoryview it would take each byte
-    for v in values:
-        if v != v or v == _INF or v == -_INF:
-            raise LinkError(E_NOT_FINITE, "array %s holds NaN or infinity" % name)
-    if len(got) == 1:
-        return np.array(values)
-    rows, cols = got
-    out = np.zeros(got)
-    for r in range(rows):
-        out[r, :] = np.array(values[r * cols:(r + 1) * cols])
-    return out
-
-
-def integers(arrays, name):
-    """The integer array `name` as an array.array (a copy)."""
-    if name not in arrays or arrays[name][0] == "f":
-        raise LinkError(E_PAYLOAD, "the request has no integer array %r" % name)
-    code, _, data = arrays[name]
-    return array.array(code, bytes(data))
-
-
-# ---- the server --------------------------------------------------------------------------
-def serve(timeout=30, byte_timeout=0.5, stdin=None, stdout=None):
+def serve(timeout=30, byte_timeout=BYTE_TIMEOUT_MS / 1000, stdin=None, stdout=None):
     """Answer frames until EXIT or `timeout` seconds without a good frame; return why.
 
     Ctrl-C is off while serving and restored after, whatever happens. stdin/stdout default
@@ -282,8 +50,7 @@ def _loop(port, session, silence_ms, byte_ms):
         try:
             frame = receive(port, buf, silence_ms, byte_ms)
         except LinkError as err:
-            session.errors += 1
-            port.error(err.seq, err.code, str(err))
+            session.fail(port, err.seq, err.code, str(err))
             continue
         if frame is None:
             return "silence"
@@ -294,11 +61,10 @@ def _loop(port, session, silence_ms, byte_ms):
         if flags & MORE or pending is not None:
             if pending is None:
                 pending = (kind, seq, bytearray())
-            if len(pending[2]) + len(payload) > session.max_message():
+            limit = session.max_message()
+            if len(pending[2]) + len(payload) > limit:
                 pending = None
-                session.errors += 1
-                port.error(seq, E_TOO_BIG, "message too big for the heap: over %d bytes"
-                           % session.max_message())
+                session.fail(port, seq, TOO_BIG, "message too big: over %d bytes" % limit)
                 continue
             pending[2].extend(payload)
             if flags & MORE:
@@ -314,7 +80,7 @@ def _loop(port, session, silence_ms, byte_ms):
 
 
 class Session:
-    """What the host has loaded, and the handlers of the messages."""
+    """What the host has loaded, the counters, and the handlers of the messages."""
 
     def __init__(self):
         self.frames = self.errors = 0
@@ -323,46 +89,59 @@ class Session:
         self.handlers = {
             HELLO: self.hello, STATUS: self.status, ATTENTION: self.attention,
             LOAD_MODEL: self.load_model, FORWARD: self.forward, TRAIN_STEP: self.train_step,
-            GET_WEIGHTS: self.get_weights, BENCH: self.bench,
-            QUANTIZE: self.quantize, LOAD_QMODEL: self.load_qmodel,
-            FORWARD_INT8: self.forward_int8,
+            GET_WEIGHTS: self.get_weights, BENCH: self.bench, QUANTIZE: self.quantize,
+            LOAD_QMODEL: self.load_qmodel, FORWARD_INT8: self.forward_int8,
         }
 
     def max_message(self):
+        """The largest request taken: MAX_MESSAGE, or a quarter of the free heap if less."""
         gc.collect()
-        return gc.mem_free() // 4
+        return min(MAX_MESSAGE, gc.mem_free() // 4)
+
+    def fail(self, port, seq, code, message):
+        self.errors += 1
+        port.error(seq, code, message)
 
     def answer(self, port, kind, seq, payload):
+        """Decode the record, run the handler, send its reply or an error frame."""
         handler = self.handlers.get(kind)
         try:
             if handler is None:
-                raise LinkError(E_UNKNOWN, "unknown message type 0x%02x" % kind)
+                raise LinkError(UNKNOWN_TYPE, "unknown message type 0x%02x" % kind)
             head, arrays = decode(payload)
             payload = None
             reply = encode(*handler(head, arrays))
         except LinkError as err:
-            self._fail(port, seq, err.code, str(err))
+            self.fail(port, seq, err.code, str(err))
             return
         except MemoryError:
             arrays = payload = None
             gc.collect()
-            self._fail(port, seq, E_MEMORY, "out of memory: %d bytes free, the request "
-                       "needs more; send a smaller batch" % gc.mem_free())
+            self.fail(port, seq, NO_MEMORY, "out of memory: %d bytes free, the request "
+                      "needs more; send a smaller batch" % gc.mem_free())
             return
-        except ValueError as err:
-            self._fail(port, seq, E_VALUE, str(err))
+        except ValueError as err:  # the package's own checks of what it was given
+            self.fail(port, seq, BAD_VALUE, str(err))
             return
-        except Exception as err:  # the server keeps running whatever a handler raises
-            self._fail(port, seq, E_INTERNAL, "%s: %s" % (type(err).__name__, err))
+        except Exception as err:  # a bug: the server keeps running whatever a handler raises
+            self.fail(port, seq, INTERNAL, "%s: %s" % (type(err).__name__, err))
             return
         port.send(kind | REPLY, seq, reply)
 
-    def _fail(self, port, seq, code, message):
-        self.errors += 1
-        port.error(seq, code, message)
+    def need_model(self):
+        if self.model is None:
+            raise LinkError(NO_MODEL, "no model loaded: send LOAD_MODEL first")
+        return self.model
 
-    # ---- handlers: (head, arrays) -> (head, [(name, value)]) ----------------------------
+    def need_qmodel(self):
+        if self.qmodel is None:
+            raise LinkError(NO_MODEL, "no int8 model: send QUANTIZE or LOAD_QMODEL first")
+        return self.qmodel
+
+    # ---- handlers: (head, arrays) -> (head, [(name, array) or (name, buf, code, shape)]) ----
     def hello(self, head, arrays):
+        only(head, ())
+        expect(arrays, ())
         impl = sys.implementation
         gc.collect()
         return {
@@ -371,9 +150,12 @@ class Session:
             "machine": getattr(impl, "_machine", sys.platform), "platform": sys.platform,
             "ulab": _ulab_version(), "mpy": getattr(impl, "_mpy", None),
             "free": gc.mem_free(), "chunk": CHUNK, "max_message": self.max_message(),
+            "max_head": MAX_HEAD,
         }, ()
 
     def status(self, head, arrays):
+        only(head, ())
+        expect(arrays, ())
         return {
             "kbd_intr": self.kbd_intr, "frames": self.frames, "errors": self.errors,
             "model": self.model is not None, "qmodel": self.qmodel is not None,
@@ -384,93 +166,124 @@ class Session:
         """One Attention forward with the weights sent; y and optionally the weights A."""
         from .attention import Attention
 
-        E, H, S = head["E"], head["H"], head["S"]
-        layer = Attention(E, H, use_bias=head.get("bias", True))
+        only(head, ("E", "H", "S", "bias", "causal", "attention"))
+        E, H, S = field(head, "E", "int", low=1), field(head, "H", "int", low=1), \
+            field(head, "S", "int", low=1)
+        bias, causal = field(head, "bias", "bool", True), field(head, "causal", "bool", False)
+        maps = field(head, "attention", "bool", False)
+        if E % H:
+            raise LinkError(BAD_VALUE, "head field 'E' (%d) must be a multiple of 'H' (%d)"
+                            % (E, H))
+        names = ["W" + n for n in "qkvo"] + (["b" + n for n in "qkvo"] if bias else [])
+        expect(arrays, names + ["x"])
+        for name in names:  # before the layer is made: E is as large as the bytes sent
+            _shape(arrays, name, (E, E) if name[0] == "W" else (E,))
+        rows, cols = _shape(arrays, "x", None, 2)
+        if cols != E or rows % S or rows * H * S > MAX_SCORES:
+            raise LinkError(BAD_VALUE, "x must be (B*S, E) = (B*%d, %d) with B*H*S*S at most "
+                            "%d, got %r" % (S, E, MAX_SCORES, (rows, cols)))
+        layer = Attention(E, H, use_bias=bias)
         for name, param, _ in layer.collect_params():
             param[:] = matrix(arrays, name, param.shape)
         x = matrix(arrays, "x")
         start = time.ticks_us()
-        y = layer.forward(x, S, causal=head.get("causal", False))
+        y = layer.forward(x, S, causal=causal)
         took = time.ticks_diff(time.ticks_us(), start)
-        out = [("y", y)]
-        if head.get("attention"):
-            out.append(("A", layer.A_cache))
-        return {"us": took}, out
+        return {"us": took}, [("y", y), ("A", layer.A_cache)] if maps else [("y", y)]
 
     def load_model(self, head, arrays):
         """A Sequential from its config and float32 parameters (named as collect_params)."""
-        from .layers import Sequential
+        from .store import model_from
 
-        self.model = self.optimizer = None
+        only(head, ("config",))
+        config = field(head, "config", "list")
+        self.model = self.optimizer = self.qmodel = None
         gc.collect()
-        model = Sequential.from_config(head["config"], seed=0)
-        params = model.collect_params()
-        expected = sorted(name for name, _, _ in params)
-        if sorted(arrays) != expected:
-            raise LinkError(E_VALUE, "the model needs arrays %s, got %s"
-                            % (expected, sorted(arrays)))
-        for name, param, _ in params:
-            param[:] = matrix(arrays, name, param.shape)
-        self.model = model
-        return {"params": model.num_params()}, ()
-
-    def _need_model(self):
-        if self.model is None:
-            raise LinkError(E_NO_MODEL, "no model loaded: send LOAD_MODEL first")
-        return self.model
+        for i, entry in enumerate(config):
+            if entry and entry[0] == "SelfAttention" and len(entry) > 3 \
+                    and isinstance(entry[3], int) and entry[3] > MAX_SEQ_LEN:
+                raise LinkError(BAD_VALUE, "config entry %d: seq_len %r; at most %d over the "
+                                "link" % (i, entry[3], MAX_SEQ_LEN))
+        shapes = dict((name, shape if code == "f" else code)
+                      for name, (code, shape, _) in arrays.items())
+        self.model = model_from(config, shapes, lambda name: matrix(arrays, name))
+        return {"params": self.model.num_params()}, ()
 
     def forward(self, head, arrays):
         """Logits of a batch; the first attention layer's weights when asked."""
-        model = self._need_model()
+        only(head, ("attention",))
+        maps = field(head, "attention", "bool", False)
+        model = self.need_model()
+        expect(arrays, ("x",))
         x = matrix(arrays, "x")
+        attention = _attention_layer(model) if maps else None
         start = time.ticks_us()
         logits = model.forward(x)
         took = time.ticks_diff(time.ticks_us(), start)
         out = [("logits", logits)]
-        if head.get("attention"):
-            out.append(("attention", _attention_layer(model).A_cache))
+        if attention is not None:
+            out.append(("attention", attention.A_cache))
         return {"us": took}, out
 
     def train_step(self, head, arrays):
-        """One optimizer step on a batch; the optimizer (and its state) lives until reload."""
+        """One optimizer step on a batch; the optimizer (and its state) lives until reload.
+
+        A step that fails (a non-finite loss or gradient) leaves the weights as they were;
+        one whose update is not finite unloads the model rather than keep broken weights.
+        """
         from .model import train_step
         from .optim import SGD, Adam
 
-        model = self._need_model()
+        only(head, ("optimizer", "lr"))
+        kind = field(head, "optimizer", "str", "sgd")
+        if kind not in ("sgd", "adam"):
+            raise LinkError(BAD_VALUE, "head field 'optimizer' must be 'sgd' or 'adam', got %r"
+                            % (kind,))
+        lr = field(head, "lr", "number", 0.01)  # the optimizer checks its range
+        model = self.need_model()
+        expect(arrays, ("x", "labels"))
         x = matrix(arrays, "x")
-        labels = integers(arrays, "labels")
-        settings = (head.get("optimizer", "sgd"), head.get("lr", 0.01))
-        if self.optimizer is None or settings != self.optimizer_settings:
-            kind, lr = settings
-            if kind not in ("sgd", "adam"):
-                raise LinkError(E_VALUE, "optimizer must be 'sgd' or 'adam', got %r" % kind)
+        labels, _, shape = integers(arrays, "labels", "i")
+        if len(shape) != 1:
+            raise LinkError(BAD_VALUE, "array labels must be 1-D, got shape %r" % (shape,))
+        if self.optimizer is None or (kind, lr) != self.optimizer_settings:
             make = SGD if kind == "sgd" else Adam
             self.optimizer = make(model.collect_params(), lr=lr)
-            self.optimizer_settings = settings
+            self.optimizer_settings = (kind, lr)
         start = time.ticks_us()
-        loss = train_step(model, self.optimizer, x, labels)
+        try:
+            loss = train_step(model, self.optimizer, x, labels)
+        except ValueError:
+            if not _weights_finite(model):
+                self.model = self.optimizer = None
+            raise
         return {"loss": loss, "us": time.ticks_diff(time.ticks_us(), start)}, ()
 
     def get_weights(self, head, arrays):
-        model = self._need_model()
+        only(head, ())
+        expect(arrays, ())
+        model = self.need_model()
         return {"config": model.config()}, [(name, p) for name, p, _ in model.collect_params()]
 
     def bench(self, head, arrays):
-        """Median microseconds per forward of a batch of zeros through the loaded models
-        (tinyattn.bench's timing: a warm-up call, then `repeat` calls, at least 3)."""
+        """Median microseconds per forward of a batch of zeros through the loaded models: a
+        warm-up call, then `repeat` calls, fewer when they take over BENCH_BUDGET_MS."""
         from ulab import numpy as np
 
-        from .bench import median_seconds
-
-        model = self._need_model()
-        batch, repeat = head.get("batch", 16), head.get("repeat", 3)
-        x = np.zeros((batch, model.layers[0].in_features))
+        only(head, ("batch", "repeat"))
+        batch = field(head, "batch", "int", 16, low=1, high=MAX_MESSAGE // 4)
+        repeat = field(head, "repeat", "int", 3, low=1, high=MAX_REPEAT)
+        expect(arrays, ())
+        model = self.need_model()
+        first = model.layers[0]
+        if not hasattr(first, "in_features"):
+            raise LinkError(BAD_VALUE, "BENCH needs a model whose first layer is Dense")
+        x = np.zeros((batch, first.in_features))
         result = {"batch": batch, "repeat": repeat}
-        for name, run in (("float_us", model.forward), ("int8_us", self._int8_runner())):
-            if run is None:
-                continue
-            seconds, _ = median_seconds(lambda: run(x), repeat, budget=3600.0)
-            result[name] = int(seconds * 1e6)
+        runs = (("float_us", model.forward),) if self.qmodel is None else \
+            (("float_us", model.forward), ("int8_us", self.qmodel.forward))
+        for name, run in runs:
+            result[name] = _median_us(lambda: run(x), repeat)
         gc.collect()
         result["free"] = gc.mem_free()
         return result, ()
@@ -479,51 +292,71 @@ class Session:
         """Quantize the loaded model with a calibration batch; reply the int8 model."""
         from .quant import quantize
 
-        model = self._need_model()
+        only(head, ())
+        model = self.need_model()
+        expect(arrays, ("x",))
+        x = matrix(arrays, "x")
         self.qmodel = None
         gc.collect()
-        self.qmodel = quantize(model, matrix(arrays, "x"))
-        return self._qmodel_record()
+        self.qmodel = quantize(model, x)
+        return _qmodel_record(self.qmodel)
 
     def load_qmodel(self, head, arrays):
-        """An int8 model from its layer specs and integer arrays (as QUANTIZE replies)."""
-        from .quant import _KINDS, QSequential
+        """An int8 model from its layer descriptions and integer arrays (as QUANTIZE replies)."""
+        from .qcheck import qmodel_from
 
+        only(head, ("layers",))
+        layers = field(head, "layers", "list")
         self.qmodel = None
         gc.collect()
         buffers = {}
         for name in arrays:
             buffers[name] = integers(arrays, name)
-        layers = []
-        for i, spec in enumerate(head["layers"]):
-            if spec.get("kind") not in _KINDS:
-                raise LinkError(E_VALUE, "unknown quantized layer kind %r" % spec.get("kind"))
-            layers.append(_KINDS[spec["kind"]].from_spec(spec, buffers, "%d." % i))
-        self.qmodel = QSequential(layers)
-        return self._qmodel_record()
-
-    def _qmodel_record(self):
-        listed = []
-        for i, layer in enumerate(self.qmodel.layers):
-            for entry in layer.arrays("%d." % i):
-                listed.append((entry[0], entry[1], _typecode(entry[1])))
-        return {"layers": [layer.spec() for layer in self.qmodel.layers]}, listed
+        self.qmodel = qmodel_from(layers, buffers)
+        return _qmodel_record(self.qmodel)
 
     def forward_int8(self, head, arrays):
         """The int8 model's integer output (int8, or int32 accumulators) for int8 input x."""
-        if self.qmodel is None:
-            raise LinkError(E_NO_MODEL, "no int8 model: send QUANTIZE or LOAD_QMODEL first")
-        code, shape, _ = arrays.get("x", ("?", (), None))
-        if code != "b" or len(shape) != 2:
-            raise LinkError(E_PAYLOAD, "x must be a 2-D int8 array")
-        x = integers(arrays, "x")
+        only(head, ())
+        qmodel = self.need_qmodel()
+        expect(arrays, ("x",))
+        x, _, shape = integers(arrays, "x", "b")
+        rows, cols = _shape(arrays, "x", None, 2)
         start = time.ticks_us()
-        y, rows, cols = self.qmodel.forward_int(x, shape[0], shape[1])
+        y, rows, cols = qmodel.forward_int(x, rows, cols)
         took = time.ticks_diff(time.ticks_us(), start)
-        return {"rows": rows, "cols": cols, "us": took}, [("y", y, _typecode(y))]
+        return {"rows": rows, "cols": cols, "us": took}, [("y", y, _typecode(y), (rows, cols))]
 
-    def _int8_runner(self):
-        return None if self.qmodel is None else self.qmodel.forward
+
+def _shape(arrays, name, shape, ndim=None):
+    """The shape of array `name`, checked against `shape` (or its number of dimensions)."""
+    got = arrays[name][1]
+    if (shape is not None and got != shape) or (ndim is not None and len(got) != ndim):
+        raise LinkError(BAD_VALUE, "array %s must have shape %s, got %r"
+                        % (name, shape if shape else "of %d dimensions" % ndim, got))
+    return got
+
+
+def _qmodel_record(qmodel):
+    entries = []
+    for i, layer in enumerate(qmodel.layers):
+        entries += layer.arrays("%d." % i)
+    return {"layers": [layer.spec() for layer in qmodel.layers]}, entries
+
+
+def _median_us(call, repeat):
+    gc.collect()
+    call()
+    times = []
+    budget = time.ticks_add(time.ticks_ms(), BENCH_BUDGET_MS)
+    for _ in range(repeat):
+        start = time.ticks_us()
+        call()
+        times.append(time.ticks_diff(time.ticks_us(), start))
+        if time.ticks_diff(budget, time.ticks_ms()) < 0:
+            break
+    times.sort()
+    return times[len(times) // 2]
 
 
 def _typecode(buffer):
@@ -532,6 +365,12 @@ def _typecode(buffer):
         return "B"
     size = len(bytes(buffer)) // max(1, len(buffer))
     return {1: "b", 2: "h", 4: "i"}[size]
+
+
+def _weights_finite(model):
+    from .shapes import all_finite
+
+    return all(all_finite(p) for _, p, _ in model.collect_params())
 
 
 def _ulab_version():
@@ -547,4 +386,4 @@ def _attention_layer(model):
     for layer in model.layers:
         if hasattr(layer, "A_cache"):
             return layer
-    raise LinkError(E_VALUE, "the model has no attention layer")
+    raise LinkError(BAD_VALUE, "head field 'attention': the model has no attention layer")

@@ -5,10 +5,12 @@ import time
 
 from ulab import numpy as np
 
+from .data import Dataset
 from .layers import Sequential
 from .losses import cross_entropy
 from .optim import Adam
 from .rng import Rng
+from .shapes import all_finite
 
 SEQ_LEN = 4  # the 4 features become 4 tokens
 EMBED_DIM = 8
@@ -36,19 +38,39 @@ def iris_model(seed=42):
 def train_step(model, optimizer, x, labels):
     """One step on one batch: zero the gradients, forward, cross-entropy, backward, update.
 
-    Returns the batch's mean loss.
+    Returns the batch's mean loss. A non-finite loss or gradient raises ValueError before
+    the update, so the weights stay those of the last good step; an update that makes a
+    weight non-finite (a learning rate too large) raises ValueError after it.
     """
     optimizer.zero_grad()
     logits = model.forward(x, training=True)
     loss, dlogits = cross_entropy(logits, labels)
+    if loss != loss or loss in (_INF, -_INF):
+        raise ValueError("the loss is %r: training stopped before this step's update, the "
+                         "weights are those of the last good step" % (loss,))
     model.backward(dlogits)
+    params = model.collect_params()
+    for name, _, grad in params:
+        if not all_finite(grad):
+            raise ValueError("the gradient of %s is not finite: training stopped before this "
+                             "step's update, the weights are those of the last good step" % name)
     optimizer.step()
+    for name, param, _ in params:
+        if not all_finite(param):
+            raise ValueError("the update made %s non-finite: the learning rate is too large"
+                             % name)
     return loss
+
+
+_INF = float("inf")
 
 
 def train(model, data, epochs=100, batch_size=16, lr=1e-3, seed=42, optimizer=None,
           log_every=10, log=print):
     """Train on the Dataset `data` (reordered in place); returns the history.
+
+    Stops with ValueError at the first non-finite loss or gradient, the weights left as
+    the last good step made them (see train_step).
 
     Each epoch shuffles the rows with the next seed of Rng(seed), then takes one
     train_step per batch (Adam(lr) unless `optimizer` is given). Every `log_every` epochs,
@@ -56,8 +78,20 @@ def train(model, data, epochs=100, batch_size=16, lr=1e-3, seed=42, optimizer=No
     seconds so far; log_every=0 is silent. The history is {"loss": an array of the mean
     loss of each epoch (weighted by batch size), "seconds": wall time of the whole run}.
     """
-    if not isinstance(epochs, int) or epochs < 1:
-        raise ValueError("epochs must be an int >= 1, got %r" % (epochs,))
+    if not isinstance(model, Sequential):
+        raise ValueError("model must be a Sequential, got %s" % type(model).__name__)
+    if not isinstance(data, Dataset):
+        raise ValueError("data must be a Dataset, got %s" % type(data).__name__)
+    for name, value, low in (("epochs", epochs, 1), ("batch_size", batch_size, 1),
+                             ("log_every", log_every, 0)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise ValueError("%s must be an int >= %d, got %r" % (name, low, value))
+    if seed is not None and not isinstance(seed, int):
+        raise ValueError("seed must be an int or None, got %r" % (seed,))
+    if optimizer is not None and not (hasattr(optimizer, "step") and hasattr(optimizer, "zero_grad")):
+        raise ValueError("optimizer must be an SGD or Adam, got %s" % type(optimizer).__name__)
+    if not callable(log):
+        raise ValueError("log must be a function, got %r" % (log,))
     if optimizer is None:
         optimizer = Adam(model.collect_params(), lr=lr)
     rng = Rng(seed)

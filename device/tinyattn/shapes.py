@@ -19,3 +19,13 @@ def require_rows(name, rows, per_sequence):
         raise ValueError("%s has %d rows, not a multiple of the sequence length %d"
                          % (name, rows, per_sequence))
     return rows // per_sequence
+
+
+def all_finite(x):
+    """Whether every number of the 1-D or 2-D ulab array x is finite (no NaN, no infinity)."""
+    from ulab import numpy as np
+
+    z = x * 0.0  # NaN where x is NaN or infinite, else 0
+    if len(x.shape) == 2:
+        z = np.sum(z, axis=1)
+    return float(np.sum(z)) == 0.0

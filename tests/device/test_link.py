@@ -16,30 +16,29 @@ GOLDEN = json.loads(GOLDEN_PATH.read_text())
 
 GOLDEN_CASE = """
 import io, json
-from tinyattn import link
+from tinyattn import framing, records, wire
 cases = json.load(open(IN['path']))
 OUT['parsed'] = []
 OUT['sent'] = []
 OUT['records'] = []
 for case in cases:
-    port = link.Port(io.BytesIO(bytes.fromhex(case['hex'])), io.BytesIO(), poll=False)
-    buf = bytearray(link.CHUNK)
-    kind, flags, seq, payload = link.receive(port, buf, 1000, 1000)
+    port = framing.Port(io.BytesIO(bytes.fromhex(case['hex'])), io.BytesIO(), poll=False)
+    buf = bytearray(wire.CHUNK)
+    kind, flags, seq, payload = framing.receive(port, buf, 1000, 1000)
     OUT['parsed'].append([kind, flags, seq, bytes(payload).hex()])
     out = io.BytesIO()
-    link.Port(None, out, poll=False).send(case['type'], case['seq'], bytes(payload))
+    framing.Port(None, out, poll=False).send(case['type'], case['seq'], bytes(payload))
     OUT['sent'].append(out.getvalue().hex())
     if 'head' in case:
-        head, arrays = link.decode(payload)
+        head, arrays = records.decode(payload)
         got = {}
         for name, (code, shape, data) in arrays.items():
             if code == 'f':
-                got[name] = [code, list(shape), link.matrix(arrays, name).tolist()]
+                got[name] = [code, list(shape), records.matrix(arrays, name).tolist()]
             else:
-                got[name] = [code, list(shape), list(link.integers(arrays, name))]
-        again = link.encode({}, [(n, link.matrix(arrays, n)) if arrays[n][0] == 'f'
-                                 else (n, link.integers(arrays, n), arrays[n][0])
-                                 for n in arrays])
+                got[name] = [code, list(shape), list(records.integers(arrays, name)[0])]
+        again = records.encode({}, [(n, records.matrix(arrays, n)) if arrays[n][0] == 'f'
+                                    else (n,) + records.integers(arrays, n) for n in arrays])
         OUT['records'].append([case['name'], head, got, bytes(again).hex()])
 """
 
@@ -71,9 +70,9 @@ def test_golden_frames_on_the_device():
 def test_crc32_table_fallback_matches_zlib():
     data = bytes(range(256)) * 3 + b"tinyattn"
     out = run_device("""
-from tinyattn import link
-OUT['crc'] = link._crc32_table(IN['data'].encode())
-OUT['chained'] = link._crc32_table(IN['data'][5:].encode(), link._crc32_table(IN['data'][:5].encode()))
+from tinyattn.crc import crc32_table
+OUT['crc'] = crc32_table(IN['data'].encode())
+OUT['chained'] = crc32_table(IN['data'][5:].encode(), crc32_table(IN['data'][:5].encode()))
 """, {"data": data.decode("latin-1")})
     assert out["crc"] == zlib.crc32(data.decode("latin-1").encode())
     text = data.decode("latin-1").encode()
