@@ -16,14 +16,14 @@ import micropython
 
 from . import __version__
 from .framing import LinkError, Port, receive
-from .records import decode, encode, expect, field, integers, matrix, only
+from .records import (decode, encode, expect, field, integers, matrix, only,
+                      require_finite)
 from .wire import (ACK, ATTENTION, BAD_VALUE, BENCH, BENCH_BUDGET_MS, BYTE_TIMEOUT_MS, CHUNK,
                    EXIT, FORWARD, FORWARD_INT8, GET_WEIGHTS, HELLO, INTERNAL, LOAD_MODEL,
-                   LOAD_QMODEL, MAX_HEAD, MAX_MESSAGE, MAX_REPEAT, MORE, NO_MEMORY, NO_MODEL,
-                   PROTOCOL, QUANTIZE, REPLY, STATUS, TOO_BIG, TRAIN_STEP, UNKNOWN_TYPE)
+                   LOAD_QMODEL, MAX_HEAD, MAX_MESSAGE, MAX_REPEAT, MAX_SCORES, MAX_SEQ_LEN,
+                   MORE, NO_MEMORY, NO_MODEL, PROTOCOL, QUANTIZE, REPLY, STATUS, TOO_BIG,
+                   TRAIN_STEP, UNKNOWN_TYPE)
 
-MAX_SCORES = 1 << 20  # attention weights (B*H*S*S) of one ATTENTION request
-MAX_SEQ_LEN = 256  # an attention's sequence length in a model sent by LOAD_MODEL
 
 
 def serve(timeout=30, byte_timeout=BYTE_TIMEOUT_MS / 1000, stdin=None, stdout=None):
@@ -45,7 +45,7 @@ def serve(timeout=30, byte_timeout=BYTE_TIMEOUT_MS / 1000, stdin=None, stdout=No
 
 def _loop(port, session, silence_ms, byte_ms):
     buf = bytearray(CHUNK)
-    pending = None  # (type, seq, bytearray) of a message arriving in chunks
+    pending = None  # (type, seq, bytearray, largest size) of a message arriving in chunks
     while True:
         try:
             frame = receive(port, buf, silence_ms, byte_ms)
@@ -60,11 +60,10 @@ def _loop(port, session, silence_ms, byte_ms):
             pending = None  # the host gave up on that message and started another
         if flags & MORE or pending is not None:
             if pending is None:
-                pending = (kind, seq, bytearray())
-            limit = session.max_message()
-            if len(pending[2]) + len(payload) > limit:
+                pending = (kind, seq, bytearray(), session.max_message())
+            if len(pending[2]) + len(payload) > pending[3]:
+                session.fail(port, seq, TOO_BIG, "message too big: over %d bytes" % pending[3])
                 pending = None
-                session.fail(port, seq, TOO_BIG, "message too big: over %d bytes" % limit)
                 continue
             pending[2].extend(payload)
             if flags & MORE:
@@ -193,19 +192,21 @@ class Session:
 
     def load_model(self, head, arrays):
         """A Sequential from its config and float32 parameters (named as collect_params)."""
-        from .store import model_from
+        from .store import check_arrays, model_from
 
         only(head, ("config",))
         config = field(head, "config", "list")
-        self.model = self.optimizer = self.qmodel = None
-        gc.collect()
-        for i, entry in enumerate(config):
-            if entry and entry[0] == "SelfAttention" and len(entry) > 3 \
-                    and isinstance(entry[3], int) and entry[3] > MAX_SEQ_LEN:
-                raise LinkError(BAD_VALUE, "config entry %d: seq_len %r; at most %d over the "
-                                "link" % (i, entry[3], MAX_SEQ_LEN))
         shapes = dict((name, shape if code == "f" else code)
                       for name, (code, shape, _) in arrays.items())
+        check_arrays(config, shapes)  # a request refused leaves the loaded model
+        for name in arrays:
+            require_finite(arrays, name)
+        for i, entry in enumerate(config):
+            if entry[0] == "SelfAttention" and entry[3] > MAX_SEQ_LEN:
+                raise LinkError(BAD_VALUE, "config entry %d: seq_len %r; at most %d over the "
+                                "link" % (i, entry[3], MAX_SEQ_LEN))
+        self.model = self.optimizer = self.qmodel = None
+        gc.collect()
         self.model = model_from(config, shapes, lambda name: matrix(arrays, name))
         return {"params": self.model.num_params()}, ()
 
@@ -295,10 +296,7 @@ class Session:
         only(head, ())
         model = self.need_model()
         expect(arrays, ("x",))
-        x = matrix(arrays, "x")
-        self.qmodel = None
-        gc.collect()
-        self.qmodel = quantize(model, x)
+        self.qmodel = quantize(model, matrix(arrays, "x"))
         return _qmodel_record(self.qmodel)
 
     def load_qmodel(self, head, arrays):
@@ -307,8 +305,6 @@ class Session:
 
         only(head, ("layers",))
         layers = field(head, "layers", "list")
-        self.qmodel = None
-        gc.collect()
         buffers = {}
         for name in arrays:
             buffers[name] = integers(arrays, name)

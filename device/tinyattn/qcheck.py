@@ -5,7 +5,7 @@ what the built model holds (layer.arrays()): the same names, typecodes and shape
 left over. Every problem is a ValueError naming the layer and the field or array.
 """
 
-MAX_SEQ_LEN = 256  # an int8 attention's sequence length: it allocates S*S scores
+from .wire import MAX_MESSAGE, MAX_SEQ_LEN
 
 _FIELDS = {  # kind: {field: what it must be}; "?" allows null
     "Dense": {"in": "dim", "out": "dim", "mult": "mult?", "s_x": "scale", "s_w": "scale",
@@ -43,6 +43,9 @@ def qmodel_from(layers, arrays):
         raise ValueError("the int8 model needs array %s, which was not sent" % (err,))
     held = []
     for i, layer in enumerate(model.layers):
+        if _plain(layer.spec()) != layers[i]:
+            raise ValueError("layers[%d] does not describe the layer its arrays make: %r"
+                             % (i, layer.spec()))
         for name, _, code, shape in layer.arrays("%d." % i):
             if arrays[name][1:] != (code, tuple(shape)):
                 raise ValueError("array %s must be %r of shape %r, got %r of %r"
@@ -52,6 +55,15 @@ def qmodel_from(layers, arrays):
     if extra:
         raise ValueError("arrays %s are not part of the int8 model" % sorted(extra))
     return model
+
+
+def _plain(value):
+    """JSON's view of a value: tuples as lists, in dicts and lists too."""
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return dict((k, _plain(v)) for k, v in value.items())
+    return value
 
 
 def _check_layer(i, spec):
@@ -94,14 +106,14 @@ def _check_fields(where, spec, fields):
                              % (where, name, _WANTED[what], value))
 
 
-_WANTED = {"dim": "an int >= 1", "scale": "a finite number > 0", "str": "a string",
+_WANTED = {"dim": "an int in 1..%d" % MAX_MESSAGE, "scale": "a finite number > 0", "str": "a string",
            "dict": "an object", "list": "a list",
            "mult": "[m, s, p, cap]: ints 0 <= m < 2^15, 0 <= s, p <= 31, 1 <= cap < 2^31"}
 
 
 def _valid(value, what):
     if what == "dim":
-        return _is_int(value) and value >= 1
+        return _is_int(value) and 1 <= value <= MAX_MESSAGE
     if what == "scale":
         return (_is_int(value) or isinstance(value, float)) and 0 < value < 1e38
     if what == "mult":

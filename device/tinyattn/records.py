@@ -132,6 +132,13 @@ def matrix(arrays, name, shape=None):
     return out
 
 
+def require_finite(arrays, name):
+    """NOT_FINITE unless every number of the float32 array `name` is finite."""
+    for v in array.array("f", bytes(_array(arrays, name, "f")[2])):
+        if v - v != 0:  # NaN and infinity
+            raise LinkError(NOT_FINITE, "array %s holds NaN or infinity" % name)
+
+
 def integers(arrays, name, codes="bBhi"):
     """The integer array `name` (typecode in `codes`) as (array.array copy, code, shape)."""
     code, shape, data = _array(arrays, name, codes)

@@ -70,7 +70,7 @@ def load(path):
 
 
 # ---- a model from its config and named arrays (store.load and the link's LOAD_MODEL) ------
-_ARGS = {  # kind: the types of config()'s arguments after the kind; the last may be left out
+_ARGS = {  # kind: the types of config()'s arguments after the kind; a last bool may be left out
     "Dense": ("int", "int", "bool"), "Activation": ("str",), "Tokens": ("int",),
     "SelfAttention": ("int", "int", "int", "bool"), "GlobalAvgPool": ("int",),
 }
@@ -90,10 +90,17 @@ def param_shapes(config):
             raise ValueError("config entry %d: unknown layer kind in %r; the kinds are %s"
                              % (i, entry, ", ".join(sorted(_ARGS))))
         args = entry[1:]
-        if not len(types) - 1 <= len(args) <= len(types) or \
+        least = len(types) - (types[-1] == "bool")
+        if not least <= len(args) <= len(types) or \
                 not all(_of_type(a, t) for a, t in zip(args, types)):
             raise ValueError("config entry %d: %r must be [%r, %s]"
                              % (i, entry, kind, ", ".join(types)))
+        if kind == "Activation":
+            from .layers import Activation
+
+            if args[0] not in Activation.KINDS:
+                raise ValueError("config entry %d: activation kind must be one of %s, got %r"
+                                 % (i, ", ".join(Activation.KINDS), args[0]))
         if kind == "Dense":
             n_in, n_out = args[0], args[1]
             shapes.append(("%d.W" % i, (n_out, n_in)))
@@ -116,14 +123,8 @@ def _of_type(value, kind):
     return isinstance(value, bool if kind == "bool" else str)
 
 
-def model_from(config, shapes, value):
-    """A Sequential from its config and named float32 arrays.
-
-    shapes: {name: shape} of the arrays at hand, checked against the config before anything
-    is allocated; value(name) then gives each one as a ulab array of that shape.
-    """
-    from .layers import Sequential
-
+def check_arrays(config, shapes):
+    """ValueError unless `shapes` ({name: shape}) are exactly the parameters of `config`."""
     wanted = param_shapes(config)
     names = sorted(name for name, _ in wanted)
     if sorted(shapes) != names:
@@ -132,6 +133,17 @@ def model_from(config, shapes, value):
         if shapes[name] != shape:
             raise ValueError("array %s must be float32 of shape %r, got %r"
                              % (name, shape, shapes[name]))
+
+
+def model_from(config, shapes, value):
+    """A Sequential from its config and named float32 arrays.
+
+    shapes: {name: shape} of the arrays at hand, checked against the config before anything
+    is allocated (check_arrays); value(name) then gives each one as a ulab array.
+    """
+    from .layers import Sequential
+
+    check_arrays(config, shapes)
     model = Sequential.from_config(config, seed=0)
     for name, param, _ in model.collect_params():
         param[:] = value(name)
