@@ -88,7 +88,8 @@ def train(model, data, epochs=100, batch_size=16, lr=1e-3, seed=42, optimizer=No
             raise ValueError("%s must be an int >= %d, got %r" % (name, low, value))
     if seed is not None and not isinstance(seed, int):
         raise ValueError("seed must be an int or None, got %r" % (seed,))
-    if optimizer is not None and not (hasattr(optimizer, "step") and hasattr(optimizer, "zero_grad")):
+    if optimizer is not None and not (hasattr(optimizer, "step")
+                                      and hasattr(optimizer, "zero_grad")):
         raise ValueError("optimizer must be an SGD or Adam, got %s" % type(optimizer).__name__)
     if not callable(log):
         raise ValueError("log must be a function, got %r" % (log,))

@@ -38,8 +38,8 @@ class _Optimizer:
         if not self.groups:
             raise ValueError("params is empty: no parameters to optimize")
         for group in self.groups:
-            if not (isinstance(group, (tuple, list)) and len(group) == 3 and hasattr(group[1], "shape")
-                    and getattr(group[2], "shape", None) == group[1].shape):
+            if not (isinstance(group, (tuple, list)) and len(group) == 3
+                    and hasattr(group[1], "shape") and getattr(group[2], "shape", None) == group[1].shape):
                 raise ValueError("params must hold (name, param, grad) from collect_params(), "
                                  "got %r" % (group,))
         self.lr = hyper("lr", lr)

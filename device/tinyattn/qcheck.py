@@ -106,8 +106,8 @@ def _check_fields(where, spec, fields):
                              % (where, name, _WANTED[what], value))
 
 
-_WANTED = {"dim": "an int in 1..%d" % MAX_MESSAGE, "scale": "a finite number > 0", "str": "a string",
-           "dict": "an object", "list": "a list",
+_WANTED = {"dim": "an int in 1..%d" % MAX_MESSAGE, "scale": "a finite number > 0",
+           "str": "a string", "dict": "an object", "list": "a list",
            "mult": "[m, s, p, cap]: ints 0 <= m < 2^15, 0 <= s, p <= 31, 1 <= cap < 2^31"}
 
 

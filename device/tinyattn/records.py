@@ -118,7 +118,8 @@ def matrix(arrays, name, shape=None):
 
     code, got, data = _array(arrays, name, "f")
     if shape is not None and got != tuple(shape):
-        raise LinkError(BAD_VALUE, "array %s must have shape %r, got %r" % (name, tuple(shape), got))
+        raise LinkError(BAD_VALUE, "array %s must have shape %r, got %r"
+                        % (name, tuple(shape), got))
     values = array.array("f", bytes(data))  # from a memoryview it would take each byte
     if len(got) == 1:
         out = np.array(values)
@@ -178,7 +179,8 @@ def field(head, name, kind, default=REQUIRED, low=None, high=None):
     else:
         ok, wanted = isinstance(value, list), "a list"
     if not ok:
-        raise LinkError(BAD_VALUE, "head field %r must be %s, got %s" % (name, wanted, _show(value)))
+        raise LinkError(BAD_VALUE, "head field %r must be %s, got %s"
+                        % (name, wanted, _show(value)))
     return value
 
 
