@@ -58,7 +58,6 @@ class Dataset:
         """
         if not isinstance(test_ratio, (int, float)) or not 0 < test_ratio < 1:
             raise ValueError("test_ratio must be a number in (0, 1), got %r" % (test_ratio,))
-        _check_seed(seed)
         n = len(self)
         n_test = int(n * test_ratio + 0.5)
         if not 0 < n_test < n:
@@ -75,7 +74,7 @@ class Dataset:
 
         The swaps of `permutation`, done on the rows themselves: no new arrays.
         """
-        rng = Rng(_check_seed(seed))
+        rng = Rng(seed)
         X, y = self.X, self.y
         row = np.zeros(X.shape[1])
         for i in range(len(y) - 1, 0, -1):
@@ -117,12 +116,6 @@ class Dataset:
         self.X[:] = self.X / std  # not /=, which the ulab stand-in cannot do in place
         self.mean, self.std = mean, std
         return mean, std
-
-
-def _check_seed(seed):
-    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-        raise ValueError("seed must be an int or None, got %r" % (seed,))
-    return seed
 
 
 def permutation(n, rng):

@@ -31,6 +31,8 @@ class Dense:
                 or in_features < 1 or out_features < 1:
             raise ValueError("in_features and out_features must be ints >= 1, got %r, %r"
                              % (in_features, out_features))
+        if not isinstance(use_bias, bool):
+            raise ValueError("use_bias must be True or False, got %r" % (use_bias,))
         self.in_features = in_features
         self.out_features = out_features
         self.use_bias = use_bias
@@ -96,7 +98,7 @@ class Activation:
         require_2d("x", x)
         kind = self.kind
         if kind == "relu":
-            y = np.maximum(x, 0.0)
+            y = x * (x > 0.0)  # not np.maximum(x, 0.0): ulab's turns NaN into 0
         elif kind == "gelu":
             y = x * (np.tanh(GELU_C * (x + GELU_A * x * x * x)) + 1.0) * 0.5
         elif kind == "tanh":
@@ -254,7 +256,11 @@ class Sequential:
     """Layers applied in order; backward runs them in reverse. `layers` is a plain list."""
 
     def __init__(self, layers):
-        self.layers = list(layers)
+        self.layers = list(layers) if isinstance(layers, (list, tuple)) else None
+        for layer in self.layers or [None]:
+            if not all(hasattr(layer, m) for m in ("forward", "backward", "collect_params")):
+                raise ValueError("layers must be a list of layers (Dense, SelfAttention, ...), "
+                                 "got %r" % (layers,))
 
     def forward(self, x, training=False):
         """The output of the last layer."""
@@ -290,7 +296,11 @@ class Sequential:
 
     @staticmethod
     def from_config(config, seed=None):
-        """A Sequential built from `config()` output (fresh weights from `seed`)."""
+        """A Sequential built from `config()` output (fresh weights from `seed`); ValueError
+        naming the config entry that is not a valid one (store.param_shapes)."""
+        from .store import param_shapes
+
+        param_shapes(config)
         rng = Rng(seed)
         layers = []
         for spec in config:

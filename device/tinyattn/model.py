@@ -86,8 +86,6 @@ def train(model, data, epochs=100, batch_size=16, lr=1e-3, seed=42, optimizer=No
                              ("log_every", log_every, 0)):
         if not isinstance(value, int) or isinstance(value, bool) or value < low:
             raise ValueError("%s must be an int >= %d, got %r" % (name, low, value))
-    if seed is not None and not isinstance(seed, int):
-        raise ValueError("seed must be an int or None, got %r" % (seed,))
     if optimizer is not None and not (hasattr(optimizer, "step")
                                       and hasattr(optimizer, "zero_grad")):
         raise ValueError("optimizer must be an SGD or Adam, got %s" % type(optimizer).__name__)
