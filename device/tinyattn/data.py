@@ -15,8 +15,6 @@ class Dataset:
 
     def __init__(self, X, y):
         rows, _ = require_2d("X", X)
-        if rows < 1:
-            raise ValueError("X has no rows")
         if not all_finite(X):
             raise ValueError("X holds NaN or infinity: a Dataset takes finite features only")
         try:
@@ -25,15 +23,8 @@ class Dataset:
             raise ValueError("y must be a list of labels, got %r" % (y,))
         if count != rows:
             raise ValueError("X has %d rows but y has %d labels" % (rows, count))
-        labels = []
-        for i, label in enumerate(y):
-            ok = isinstance(label, (int, float)) and not isinstance(label, bool) \
-                and label - label == 0 and label == int(label) and label >= 0
-            if not ok:
-                raise ValueError("y[%d] must be a class index (an int >= 0), got %r" % (i, label))
-            labels.append(int(label))
+        self.y = [_label(y, i) for i in range(rows)]
         self.X = X
-        self.y = labels
         self.mean = self.std = None
 
     def __len__(self):
@@ -41,9 +32,6 @@ class Dataset:
 
     def take(self, indices):
         """A new Dataset of the rows at `indices`, in that order (the features are copied)."""
-        for i in indices:
-            if not isinstance(i, int) or not 0 <= i < len(self.y):
-                raise ValueError("indices must be ints in 0..%d, got %r" % (len(self.y) - 1, i))
         X = np.zeros((len(indices), self.X.shape[1]))
         for k, i in enumerate(indices):
             X[k, :] = self.X[i, :]
@@ -110,12 +98,19 @@ class Dataset:
                     std[j] = 1.0
         elif getattr(mean, "shape", None) != (F,) or getattr(std, "shape", None) != (F,):
             raise ValueError("mean and std must both be arrays of shape (%d,)" % F)
-        elif not (all_finite(mean) and all_finite(std) and 0.0 not in std.tolist()):
-            raise ValueError("mean must be finite and std finite and nonzero")
         self.X -= mean
         self.X[:] = self.X / std  # not /=, which the ulab stand-in cannot do in place
         self.mean, self.std = mean, std
         return mean, std
+
+
+def _label(y, i):
+    """y[i] as a class index: an int >= 0 (a float equal to one will do)."""
+    label = y[i]
+    if isinstance(label, (int, float)) and not isinstance(label, bool) and label >= 0 \
+            and label - label == 0 and label == int(label):
+        return int(label)
+    raise ValueError("y[%d] must be a class index (an int >= 0), got %r" % (i, label))
 
 
 def permutation(n, rng):

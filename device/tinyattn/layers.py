@@ -297,27 +297,29 @@ class Sequential:
     @staticmethod
     def from_config(config, seed=None):
         """A Sequential built from `config()` output (fresh weights from `seed`); ValueError
-        naming the config entry that is not a valid one (store.param_shapes)."""
-        from .store import param_shapes
-
-        param_shapes(config)
+        naming the config entry that is not a valid one."""
+        if not isinstance(config, list):
+            raise ValueError("config must be a list of layer entries, got %r" % (config,))
         rng = Rng(seed)
         layers = []
-        for spec in config:
+        for i, spec in enumerate(config):
             gc.collect()  # each layer's arrays go to the lowest free heap, not between garbage
-            kind, args = spec[0], spec[1:]
-            if kind == "Dense":
-                layers.append(Dense(*args, seed=rng.next32()))
-            elif kind == "SelfAttention":
-                layers.append(SelfAttention(*args, seed=rng.next32()))
-            elif kind == "Activation":
-                layers.append(Activation(*args))
-            elif kind == "Tokens":
-                layers.append(Tokens(*args))
-            elif kind == "GlobalAvgPool":
-                layers.append(GlobalAvgPool(*args))
-            else:
-                raise ValueError("unknown layer kind %r in the model config" % (kind,))
+            kind, args = (spec[0], spec[1:]) if isinstance(spec, list) and spec else (None, ())
+            try:
+                if kind == "Dense":
+                    layers.append(Dense(*args, seed=rng.next32()))
+                elif kind == "SelfAttention":
+                    layers.append(SelfAttention(*args, seed=rng.next32()))
+                elif kind == "Activation":
+                    layers.append(Activation(*args))
+                elif kind == "Tokens":
+                    layers.append(Tokens(*args))
+                elif kind == "GlobalAvgPool":
+                    layers.append(GlobalAvgPool(*args))
+                else:
+                    raise ValueError("unknown layer kind %r in the model config" % (kind,))
+            except (TypeError, ValueError) as err:
+                raise ValueError("config entry %d: %r: %s" % (i, spec, err))
         return Sequential(layers)
 
 

@@ -45,24 +45,22 @@ def train_step(model, optimizer, x, labels):
     optimizer.zero_grad()
     logits = model.forward(x, training=True)
     loss, dlogits = cross_entropy(logits, labels)
-    if loss != loss or loss in (_INF, -_INF):
-        raise ValueError("the loss is %r: training stopped before this step's update, the "
-                         "weights are those of the last good step" % (loss,))
+    logits = None
+    gc.collect()  # the forward's garbage goes before backward allocates its gradients
     model.backward(dlogits)
-    params = model.collect_params()
-    for name, _, grad in params:
-        if not all_finite(grad):
-            raise ValueError("the gradient of %s is not finite: training stopped before this "
-                             "step's update, the weights are those of the last good step" % name)
+    _require_finite(model, 2, loss, "training stopped before this step's update: the weights "
+                    "are those of the last good step")
     optimizer.step()
-    for name, param, _ in params:
-        if not all_finite(param):
-            raise ValueError("the update made %s non-finite: the learning rate is too large"
-                             % name)
+    _require_finite(model, 1, 0.0, "the update made them so: the learning rate is too large")
     return loss
 
 
-_INF = float("inf")
+def _require_finite(model, which, loss, why):
+    """ValueError unless the loss and array `which` (1 param, 2 grad) of each group are finite."""
+    for group in model.collect_params():
+        if loss - loss != 0 or not all_finite(group[which]):
+            raise ValueError("the loss is %r, the %s of %s holds NaN or infinity: %s"
+                             % (loss, ("", "value", "gradient")[which], group[0], why))
 
 
 def train(model, data, epochs=100, batch_size=16, lr=1e-3, seed=42, optimizer=None,
@@ -78,19 +76,16 @@ def train(model, data, epochs=100, batch_size=16, lr=1e-3, seed=42, optimizer=No
     seconds so far; log_every=0 is silent. The history is {"loss": an array of the mean
     loss of each epoch (weighted by batch size), "seconds": wall time of the whole run}.
     """
-    if not isinstance(model, Sequential):
-        raise ValueError("model must be a Sequential, got %s" % type(model).__name__)
-    if not isinstance(data, Dataset):
-        raise ValueError("data must be a Dataset, got %s" % type(data).__name__)
-    for name, value, low in (("epochs", epochs, 1), ("batch_size", batch_size, 1),
-                             ("log_every", log_every, 0)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < low:
-            raise ValueError("%s must be an int >= %d, got %r" % (name, low, value))
-    if optimizer is not None and not (hasattr(optimizer, "step")
-                                      and hasattr(optimizer, "zero_grad")):
-        raise ValueError("optimizer must be an SGD or Adam, got %s" % type(optimizer).__name__)
-    if not callable(log):
-        raise ValueError("log must be a function, got %r" % (log,))
+    if not isinstance(model, Sequential) or not isinstance(data, Dataset):
+        raise ValueError("model must be a Sequential and data a Dataset, got %r, %r"
+                         % (model, data))
+    if not isinstance(epochs, int) or epochs < 1:
+        raise ValueError("epochs must be an int >= 1, got %r" % (epochs,))
+    if not isinstance(log_every, int) or log_every < 0:
+        raise ValueError("log_every must be an int >= 0, got %r" % (log_every,))
+    if not (optimizer is None or hasattr(optimizer, "step")) or not callable(log):
+        raise ValueError("optimizer must be an SGD or Adam and log a function, got %r, %r"
+                         % (optimizer, log))
     if optimizer is None:
         optimizer = Adam(model.collect_params(), lr=lr)
     rng = Rng(seed)

