@@ -28,8 +28,8 @@ class _Optimizer:
     def __init__(self, params, lr):
         if hasattr(params, "collect_params") or not isinstance(params, (list, tuple)) \
                 or not params:
-            raise ValueError("params must be the non-empty list of model.collect_params(), "
-                             "got %r" % (params,))
+            raise ValueError("params must be model.collect_params(), got %r%s" % (
+                params, " (no parameters to optimize)" if params == [] else ""))
         self.groups = list(params)
         self.lr = hyper("lr", lr, _number(lr) and 0 < lr <= FLOAT32_MAX,
                         "a finite number > 0 (at most float32's largest)")
