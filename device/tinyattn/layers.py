@@ -13,7 +13,7 @@ from ulab import numpy as np
 
 from .attention import Attention
 from .rng import Rng
-from .shapes import require_2d, require_rows
+from .shapes import all_finite, require_2d, require_rows
 
 GELU_C = math.sqrt(2.0 / math.pi)
 GELU_A = 0.044715
@@ -98,7 +98,8 @@ class Activation:
         require_2d("x", x)
         kind = self.kind
         if kind == "relu":
-            y = x * (x > 0.0)  # not np.maximum(x, 0.0): ulab's turns NaN into 0
+            # ulab's maximum turns NaN into 0: where x holds one, NaN * False keeps it
+            y = np.maximum(x, 0.0) if all_finite(x) else x * (x > 0.0)
         elif kind == "gelu":
             y = x * (np.tanh(GELU_C * (x + GELU_A * x * x * x)) + 1.0) * 0.5
         elif kind == "tanh":

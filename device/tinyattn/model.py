@@ -50,6 +50,7 @@ def train_step(model, optimizer, x, labels):
     model.backward(dlogits)
     _require_finite(model, 2, loss, "training stopped before this step's update: the weights "
                     "are those of the last good step")
+    gc.collect()  # and the checks' garbage before the update
     optimizer.step()
     _require_finite(model, 1, 0.0, "the update made them so: the learning rate is too large")
     return loss
