@@ -35,8 +35,11 @@ class Attention(Layer):
         if embed_dim % num_heads:
             raise ValueError("embed_dim=%d is not divisible by num_heads=%d"
                              % (embed_dim, num_heads))
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError("dropout must be in [0, 1), got %r" % (dropout,))
+        if not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
+            raise ValueError("dropout must be a number in [0, 1), got %r" % (dropout,))
+        for name, flag in (("use_bias", use_bias), ("checkpoint", checkpoint)):
+            if not isinstance(flag, bool):
+                raise ValueError("%s must be True or False, got %r" % (name, flag))
         self.embed_dim = embed_dim
         self.num_heads = num_heads
         self.head_dim = embed_dim // num_heads
@@ -99,6 +102,8 @@ class Attention(Layer):
                 training=False):
         """Attention over x (B*S, E): returns (B*S, E). See the class docstring."""
         E, H = self.embed_dim, self.num_heads
+        if not isinstance(causal, bool):
+            raise ValueError("causal must be True or False, got %r" % (causal,))
         rows, _ = require_2d("x", x, E)
         B = require_rows("x", rows, seq_len)
         S = seq_len
@@ -344,6 +349,10 @@ def _allowed(mask, b, causal_keep, S, S_kv):
 
 def padding_mask(lengths, seq_len):
     """A (B, seq_len) mask with 1 for the first lengths[b] tokens of sequence b, 0 after."""
+    if not isinstance(seq_len, int) or seq_len < 1:
+        raise ValueError("seq_len must be an int >= 1, got %r" % (seq_len,))
+    if not isinstance(lengths, (list, tuple)):
+        raise ValueError("lengths must be a list of ints, got %r" % (lengths,))
     mask = np.zeros((len(lengths), seq_len))
     for b, n in enumerate(lengths):
         if not isinstance(n, int) or not 0 <= n <= seq_len:

@@ -3,21 +3,28 @@
 from ulab import numpy as np
 
 from .rng import Rng
-from .shapes import require_2d
+from .shapes import all_finite, require_2d
 
 
 class Dataset:
     """X (N, F) float features and y, N integer class labels (a list).
 
-    `mean` and `std` are the statistics the features were standardised with, or None.
+    X must be finite (no NaN, no infinity); each label an int >= 0 (or a float equal to
+    one). `mean` and `std` are the statistics the features were standardised with, or None.
     """
 
     def __init__(self, X, y):
         rows, _ = require_2d("X", X)
-        if len(y) != rows:
-            raise ValueError("X has %d rows but y has %d labels" % (rows, len(y)))
+        if not all_finite(X):
+            raise ValueError("X holds NaN or infinity: a Dataset takes finite features only")
+        try:
+            count = len(y)
+        except TypeError:
+            raise ValueError("y must be a list of labels, got %r" % (y,))
+        if count != rows:
+            raise ValueError("X has %d rows but y has %d labels" % (rows, count))
+        self.y = [_label(y, i) for i in range(rows)]
         self.X = X
-        self.y = [int(label) for label in y]
         self.mean = self.std = None
 
     def __len__(self):
@@ -37,6 +44,8 @@ class Dataset:
 
         With `standardize`, both are standardised with the statistics of train alone.
         """
+        if not isinstance(test_ratio, (int, float)) or not 0 < test_ratio < 1:
+            raise ValueError("test_ratio must be a number in (0, 1), got %r" % (test_ratio,))
         n = len(self)
         n_test = int(n * test_ratio + 0.5)
         if not 0 < n_test < n:
@@ -87,12 +96,21 @@ class Dataset:
             for j in range(F):
                 if std[j] == 0.0:
                     std[j] = 1.0
-        elif std is None or mean.shape != (F,) or std.shape != (F,):
-            raise ValueError("mean and std must both have shape (%d,)" % F)
+        elif getattr(mean, "shape", None) != (F,) or getattr(std, "shape", None) != (F,):
+            raise ValueError("mean and std must both be arrays of shape (%d,)" % F)
         self.X -= mean
         self.X[:] = self.X / std  # not /=, which the ulab stand-in cannot do in place
         self.mean, self.std = mean, std
         return mean, std
+
+
+def _label(y, i):
+    """y[i] as a class index: an int >= 0 (a float equal to one will do)."""
+    label = y[i]
+    if isinstance(label, (int, float)) and not isinstance(label, bool) and label >= 0 \
+            and label - label == 0 and label == int(label):
+        return int(label)
+    raise ValueError("y[%d] must be a class index (an int >= 0), got %r" % (i, label))
 
 
 def permutation(n, rng):

@@ -11,9 +11,9 @@ with ff(z) = linear2(activation(linear1(z))).
 
 from .attention import Attention
 from .gelu import Gelu
-from .layer import Layer
+from .layer import Layer, dims
 from .layernorm import LayerNorm
-from .layers import Activation, Dense
+from .layers import Activation, Dense, SelfAttention
 from .rng import Rng
 
 ACTIVATIONS = ("relu", "gelu")
@@ -31,6 +31,16 @@ class TransformerEncoderLayer(Layer):
     """
 
     seeded = True
+
+    @staticmethod
+    def param_shapes(d_model, nhead, dim_feedforward, dropout=0.0, activation="relu",
+                     norm_first=False, layer_norm_eps=1e-5, seq_len=None, causal=False):
+        """Its parts' parameters, named "<part>.<name>" as collect_params() names them."""
+        E, F = dims(d_model, dim_feedforward)
+        parts = (("self_attn", SelfAttention.param_shapes(E, nhead, seq_len or 1)),
+                 ("linear1", Dense.param_shapes(E, F)), ("linear2", Dense.param_shapes(F, E)),
+                 ("norm1", LayerNorm.param_shapes(E)), ("norm2", LayerNorm.param_shapes(E)))
+        return [(part + "." + name, shape) for part, shapes in parts for name, shape in shapes]
 
     def __init__(self, d_model, nhead, dim_feedforward, dropout=0.0, activation="relu",
                  norm_first=False, layer_norm_eps=1e-5, seq_len=None, causal=False, seed=None):

@@ -16,9 +16,17 @@ on first use, so a model pays the heap of the modules it uses only)."""
 
 
 class Layer:
-    """Defaults: no parameters, nothing cached. `seeded`: the constructor takes seed=."""
+    """Defaults: no parameters, nothing cached. `seeded`: the constructor takes seed=.
+
+    `param_shapes(*args)`, a static method, gives [(name, shape)] of the parameters the layer
+    of config [kind, *args] has, with nothing allocated (store checks a file against it)."""
 
     seeded = False
+
+    @staticmethod
+    def param_shapes(*args):
+        """No parameters."""
+        return []
 
     def collect_params(self):
         """The (name, param, grad) groups an optimizer updates."""
@@ -33,16 +41,46 @@ class Layer:
         """Drop what the last forward kept for backward."""
 
 
+def layer_class(kind):
+    """The class of a config kind (its module imported now); ValueError for an unknown one."""
+    module = KINDS.get(kind) if isinstance(kind, str) else None
+    if module is None:
+        raise ValueError("unknown layer kind %r in the model config (known: %s)"
+                         % (kind, ", ".join(sorted(KINDS))))
+    return getattr(__import__("tinyattn." + module, None, None, [kind]), kind)
+
+
+def dims(*values):
+    """The values, checked to be ints >= 1 (sizes in a config); ValueError otherwise."""
+    for v in values:
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ValueError("sizes must be ints >= 1, got %r" % (v,))
+    return values
+
+
+def param_shapes(config):
+    """[(name, shape)] of the parameters a Sequential of `config` has, named as its
+    collect_params() names them; ValueError naming the config entry that is not valid."""
+    if not isinstance(config, (list, tuple)) or not config:
+        raise ValueError("the model config must be a non-empty list of layer entries, got %r"
+                         % (config,))
+    shapes = []
+    for i, spec in enumerate(config):
+        try:
+            if not isinstance(spec, (list, tuple)) or not spec:
+                raise ValueError("a layer config must be [kind, *args]")
+            for name, shape in layer_class(spec[0]).param_shapes(*spec[1:]):
+                shapes.append(("%d.%s" % (i, name), shape))
+        except (TypeError, ValueError) as err:
+            raise ValueError("config entry %d: %r: %s" % (i, spec, err))
+    return shapes
+
+
 def build(spec, rng):
     """The layer of one config entry [kind, *args]; a seeded one takes seed=rng.next32()."""
     if not isinstance(spec, (list, tuple)) or not spec or not isinstance(spec[0], str):
         raise ValueError("a layer config must be [kind, *args], got %r" % (spec,))
-    kind = spec[0]
-    module = KINDS.get(kind)
-    if module is None:
-        raise ValueError("unknown layer kind %r in the model config (known: %s)"
-                         % (kind, ", ".join(sorted(KINDS))))
-    cls = getattr(__import__("tinyattn." + module, None, None, [kind]), kind)
+    cls = layer_class(spec[0])
     if cls.seeded:
         return cls(*spec[1:], seed=rng.next32())
     return cls(*spec[1:])

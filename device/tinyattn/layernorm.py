@@ -2,7 +2,7 @@
 
 from ulab import numpy as np
 
-from .layer import Layer
+from .layer import Layer, dims
 from .shapes import require_2d
 
 
@@ -11,6 +11,12 @@ class LayerNorm(Layer):
 
     gamma starts at 1, beta at 0, both (E,), as in PyTorch's nn.LayerNorm(E, eps).
     """
+
+    @staticmethod
+    def param_shapes(normalized_shape, eps=1e-5):
+        """gamma and beta, (E,) each."""
+        dims(normalized_shape)
+        return [("gamma", (normalized_shape,)), ("beta", (normalized_shape,))]
 
     def __init__(self, normalized_shape, eps=1e-5):
         if not isinstance(normalized_shape, int) or normalized_shape < 1:

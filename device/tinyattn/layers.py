@@ -10,9 +10,9 @@ import math
 from ulab import numpy as np
 
 from .attention import Attention, add_product
-from .layer import Layer, build
+from .layer import Layer, build, dims
 from .rng import Rng
-from .shapes import require_2d, require_rows
+from .shapes import all_finite, require_2d, require_rows
 
 GELU_C = math.sqrt(2.0 / math.pi)
 GELU_A = 0.044715
@@ -27,11 +27,20 @@ class Dense(Layer):
 
     seeded = True
 
+    @staticmethod
+    def param_shapes(in_features, out_features, use_bias=True):
+        """W (out, in), then b (out,) when use_bias."""
+        dims(in_features, out_features)
+        return [("W", (out_features, in_features))] + (
+            [("b", (out_features,))] if use_bias else [])
+
     def __init__(self, in_features, out_features, use_bias=True, seed=None):
         if not isinstance(in_features, int) or not isinstance(out_features, int) \
                 or in_features < 1 or out_features < 1:
             raise ValueError("in_features and out_features must be ints >= 1, got %r, %r"
                              % (in_features, out_features))
+        if not isinstance(use_bias, bool):
+            raise ValueError("use_bias must be True or False, got %r" % (use_bias,))
         self.in_features = in_features
         self.out_features = out_features
         self.use_bias = use_bias
@@ -97,7 +106,8 @@ class Activation(Layer):
         require_2d("x", x)
         kind = self.kind
         if kind == "relu":
-            y = np.maximum(x, 0.0)
+            # ulab's maximum turns NaN into 0: where x holds one, NaN * False keeps it
+            y = np.maximum(x, 0.0) if all_finite(x) else x * (x > 0.0)
         elif kind == "gelu":
             y = x * (np.tanh(GELU_C * (x + GELU_A * x * x * x)) + 1.0) * 0.5
         elif kind == "tanh":
@@ -170,6 +180,18 @@ class SelfAttention(Attention):
     """
 
     seeded = True
+
+    @staticmethod
+    def param_shapes(embed_dim, num_heads, seq_len, use_bias=True, dropout=0.0,
+                     checkpoint=False):
+        """Wq, Wk, Wv, Wo (E, E), then bq, bk, bv, bo (E,) when use_bias."""
+        dims(embed_dim, num_heads, seq_len)
+        if embed_dim % num_heads:
+            raise ValueError("embed_dim %d is not divisible by num_heads %d"
+                             % (embed_dim, num_heads))
+        E = embed_dim
+        return [("W" + n, (E, E)) for n in "qkvo"] + (
+            [("b" + n, (E,)) for n in "qkvo"] if use_bias else [])
 
     def __init__(self, embed_dim, num_heads, seq_len, use_bias=True, dropout=0.0,
                  checkpoint=False, seed=None):
@@ -244,7 +266,11 @@ class Sequential(Layer):
     """Layers applied in order; backward runs them in reverse. `layers` is a plain list."""
 
     def __init__(self, layers):
-        self.layers = list(layers)
+        self.layers = list(layers) if isinstance(layers, (list, tuple)) else None
+        for layer in self.layers or [None]:
+            if not all(hasattr(layer, m) for m in ("forward", "backward", "collect_params")):
+                raise ValueError("layers must be a list of layers (Dense, SelfAttention, ...), "
+                                 "got %r" % (layers,))
 
     def forward(self, x, training=False):
         """The output of the last layer."""
@@ -281,15 +307,19 @@ class Sequential(Layer):
 
     @staticmethod
     def from_config(config, seed=None):
-        """A Sequential built from `config()` output (fresh weights from `seed`)."""
+        """A Sequential built from `config()` output (fresh weights from `seed`); ValueError
+        naming the config entry that is not a valid one."""
         if not isinstance(config, (list, tuple)) or not config:
-            raise ValueError("a model config must be a non-empty list of layers, got %r"
+            raise ValueError("config must be a non-empty list of layer entries, got %r"
                              % (config,))
         rng = Rng(seed)
         layers = []
-        for spec in config:
+        for i, spec in enumerate(config):
             gc.collect()  # each layer's arrays go to the lowest free heap, not between garbage
-            layers.append(build(spec, rng))
+            try:
+                layers.append(build(spec, rng))
+            except (TypeError, ValueError) as err:
+                raise ValueError("config entry %d: %r: %s" % (i, spec, err))
         return Sequential(layers)
 
 

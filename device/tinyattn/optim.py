@@ -10,14 +10,29 @@ import math
 from ulab import numpy as np
 
 
+FLOAT32_MAX = 3.4028234663852886e38  # the parameters are float32 on a board
+
+
+def _number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def hyper(name, value, ok, wanted):
+    """value, or ValueError naming it when `ok` is false (NaN fails every comparison)."""
+    if not ok:
+        raise ValueError("%s must be %s, got %r" % (name, wanted, value))
+    return value
+
+
 class _Optimizer:
     def __init__(self, params, lr):
+        if hasattr(params, "collect_params") or not isinstance(params, (list, tuple)) \
+                or not params:
+            raise ValueError("params must be model.collect_params(), got %r%s" % (
+                params, " (no parameters to optimize)" if params == [] else ""))
         self.groups = list(params)
-        if not self.groups:
-            raise ValueError("no parameters to optimize")
-        if not lr > 0.0:
-            raise ValueError("lr must be > 0, got %r" % (lr,))
-        self.lr = lr
+        self.lr = hyper("lr", lr, _number(lr) and 0 < lr <= FLOAT32_MAX,
+                        "a finite number > 0 (at most float32's largest)")
         self._work = {}
         for _, param, _ in self.groups:
             self._work_array(param.shape)
@@ -41,12 +56,10 @@ class SGD(_Optimizer):
 
     def __init__(self, params, lr, momentum=0.0, weight_decay=0.0):
         super().__init__(params, lr)
-        if not 0.0 <= momentum < 1.0:
-            raise ValueError("momentum must be in [0, 1), got %r" % (momentum,))
-        if weight_decay < 0.0:
-            raise ValueError("weight_decay must be >= 0, got %r" % (weight_decay,))
-        self.momentum = momentum
-        self.weight_decay = weight_decay
+        self.momentum = hyper("momentum", momentum, _number(momentum) and 0 <= momentum < 1,
+                              "a number in [0, 1)")
+        self.weight_decay = hyper("weight_decay", weight_decay, _number(weight_decay)
+                                  and 0 <= weight_decay <= FLOAT32_MAX, "a finite number >= 0")
         self.velocity = None
         if momentum:
             self.velocity = [np.zeros(p.shape) for _, p, _ in self.groups]
@@ -82,9 +95,9 @@ class Adam(_Optimizer):
 
     def __init__(self, params, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8):
         super().__init__(params, lr)
-        if not (0.0 <= beta1 < 1.0 and 0.0 <= beta2 < 1.0):
-            raise ValueError("beta1 and beta2 must be in [0, 1), got %r, %r" % (beta1, beta2))
-        self.beta1, self.beta2, self.eps = beta1, beta2, eps
+        self.beta1 = hyper("beta1", beta1, _number(beta1) and 0 <= beta1 < 1, "a number in [0, 1)")
+        self.beta2 = hyper("beta2", beta2, _number(beta2) and 0 <= beta2 < 1, "a number in [0, 1)")
+        self.eps = hyper("eps", eps, _number(eps) and 0 < eps <= FLOAT32_MAX, "a finite number > 0")
         self.t = 0
         self.m = [np.zeros(p.shape) for _, p, _ in self.groups]
         self.v = [np.zeros(p.shape) for _, p, _ in self.groups]

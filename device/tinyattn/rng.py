@@ -14,6 +14,8 @@ class Rng:
     """xorshift32. `seed=None` takes a seed from the system's random source."""
 
     def __init__(self, seed=None):
+        if seed is not None and not isinstance(seed, int):
+            raise ValueError("seed must be an int or None, got %r" % (seed,))
         if seed is None:
             import random
 

@@ -19,3 +19,21 @@ def require_rows(name, rows, per_sequence):
         raise ValueError("%s has %d rows, not a multiple of the sequence length %d"
                          % (name, rows, per_sequence))
     return rows // per_sequence
+
+
+def all_finite(x):
+    """Whether every number of the 1-D or 2-D ulab array x is finite (no NaN, no infinity).
+
+    The sum is finite when every number is; only when it is not (NaN, infinity, or finite
+    numbers whose sum overflows) are the rows looked at, each times 0 (NaN where not finite).
+    """
+    from ulab import numpy as np
+
+    rows = [x] if len(x.shape) == 1 else x
+    total = float(np.sum(x if len(x.shape) == 1 else np.sum(x, axis=1)))
+    if total - total == 0:
+        return True
+    for row in rows:
+        if not float(np.sum(row * 0.0)) == 0.0:
+            return False
+    return True

@@ -23,46 +23,79 @@ import array
 import json
 import os
 import struct
-from binascii import crc32
 
 from ulab import numpy as np
 
-MAGIC = b"TINYATTN"
-END = b"END."
-VERSION = 1
-ITEMSIZE = {"f": 4, "b": 1, "B": 1, "h": 2, "i": 4}
+from .crc import crc32
+from .wire import FILE_END as END
+from .wire import FILE_MAGIC as MAGIC
+from .wire import FILE_VERSION as VERSION
+from .wire import ITEMSIZE
+
 SEQUENTIAL = "sequential"
 
 
 def save(model, path):
     """Write a Sequential model (its config and parameters) to `path`, atomically."""
+    from .layers import Sequential
+
+    if not isinstance(model, Sequential):
+        raise ValueError("model must be a Sequential, got %s" % type(model).__name__)
+    if not isinstance(path, str):
+        raise ValueError("path must be a str, got %r" % (path,))
     arrays = [(name, param) for name, param, _ in model.collect_params()]
     write_file(path, SEQUENTIAL, {"config": model.config()}, arrays)
 
 
 def load(path):
-    """The Sequential model saved at `path`; ValueError when the file is not a good one."""
-    from .layers import Sequential
+    """The Sequential model saved at `path`; ValueError when the file is not a good one.
 
+    The arrays are read within the file's length, and the config is checked against them
+    before the model is made.
+    """
+    if not isinstance(path, str):
+        raise ValueError("path must be a str, got %r" % (path,))
     kind, meta, arrays = read_file(path)
     if kind != SEQUENTIAL:
         raise ValueError("%s holds a %r model, not a %r one" % (path, kind, SEQUENTIAL))
+    if not isinstance(meta, dict) or "config" not in meta:
+        raise ValueError("%s has no model config in its meta block" % path)
+    stored = dict((name, value) for name, _, value in arrays)
+    shapes = dict((name, shape if _is_float(value) else "integer")
+                  for name, shape, value in arrays)
     try:
-        model = Sequential.from_config(meta["config"], seed=0)
-    except (KeyError, TypeError, ValueError) as err:
-        raise ValueError("%s has a bad model config: %s" % (path, err))
-    params = model.collect_params()
-    stored = dict((name, (shape, value)) for name, shape, value in arrays)
-    expected = [name for name, _, _ in params]
-    if sorted(stored) != sorted(expected):
-        raise ValueError("%s holds arrays %s, the model needs %s"
-                         % (path, sorted(stored), sorted(expected)))
-    for name, param, _ in params:
-        shape, value = stored[name]
-        if shape != param.shape or not _is_float(value):
-            raise ValueError("%s: array %s has shape %r, the model needs float32 %r"
-                             % (path, name, shape, param.shape))
-        param[:] = value
+        return model_from(meta["config"], shapes, stored.get)
+    except ValueError as err:
+        raise ValueError("%s: %s" % (path, err))
+
+
+# ---- a model from its config and named arrays (store.load and the link's LOAD_MODEL) ------
+def check_arrays(config, shapes):
+    """ValueError unless `shapes` ({name: shape}) are exactly the parameters of `config`."""
+    from .layer import param_shapes
+
+    wanted = param_shapes(config)
+    names = sorted(name for name, _ in wanted)
+    if sorted(shapes) != names:
+        raise ValueError("the model needs arrays %s, got %s" % (names, sorted(shapes)))
+    for name, shape in wanted:
+        if shapes[name] != shape:
+            raise ValueError("array %s must be float32 of shape %r, got %r"
+                             % (name, shape, shapes[name]))
+
+
+def model_from(config, shapes, value):
+    """A Sequential from its config and named float32 arrays.
+
+    shapes: {name: shape} of the arrays at hand, checked against the config before anything
+    is allocated (check_arrays); value(name) then gives each one as a ulab array.
+    """
+    from .layers import Sequential
+
+    check_arrays(config, shapes)
+    model = Sequential.from_config(config, seed=0)
+    for name, param, _ in model.collect_params():
+        param[:] = value(name)
     return model
 
 
@@ -203,6 +236,9 @@ def _read_array(src):
     if ndim not in (1, 2):
         raise ValueError("%s: array %s has %d dimensions, not 1 or 2" % (src.path, name, ndim))
     shape = tuple(src.unpack("<I") for _ in range(ndim))
+    if 0 in shape:
+        raise ValueError("%s: array %s has shape %r; every dimension must be >= 1"
+                         % (src.path, name, shape))
     nbytes = _count(shape) * ITEMSIZE[code]
     if nbytes > src.size - src.offset:
         raise ValueError("%s is truncated: array %s of shape %r needs %d bytes, %d are left"

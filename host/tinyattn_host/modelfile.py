@@ -14,11 +14,9 @@ import zlib
 
 import numpy as np
 
-MAGIC = b"TINYATTN"
-END = b"END."
-VERSION = 1
-DTYPES = {"f": np.dtype("<f4"), "b": np.dtype("i1"), "B": np.dtype("u1"),
-          "h": np.dtype("<i2"), "i": np.dtype("<i4")}
+from .protocol import DTYPES, wire
+
+MAGIC, END, VERSION = wire.FILE_MAGIC, wire.FILE_END, wire.FILE_VERSION
 CODES = {dtype: code for code, dtype in DTYPES.items()}
 
 

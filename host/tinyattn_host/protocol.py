@@ -10,6 +10,7 @@ flagged MORE, each acknowledged by the device before the next is sent. Request a
 payloads are records: a u16 length, a JSON head, then the arrays the head lists.
 """
 
+import importlib.util
 import json
 import struct
 import time
@@ -17,31 +18,29 @@ import zlib
 
 import numpy as np
 
-MAGIC = b"\xa5T"
-HEADER = 12
-CHUNK = 192
-MORE = 1
-PROTOCOL = 1
+from .unixport import DEVICE_DIR
 
-HELLO, STATUS, EXIT, ACK, ERROR = 0x01, 0x02, 0x03, 0x04, 0x05
-ATTENTION = 0x10
-LOAD_MODEL, FORWARD, TRAIN_STEP, GET_WEIGHTS, BENCH = 0x20, 0x21, 0x22, 0x23, 0x24
-QUANTIZE, LOAD_QMODEL, FORWARD_INT8 = 0x30, 0x31, 0x32
-REPLY = 0x80
 
-MESSAGES = {
-    HELLO: "HELLO", STATUS: "STATUS", EXIT: "EXIT", ACK: "ACK", ERROR: "ERROR",
-    ATTENTION: "ATTENTION", LOAD_MODEL: "LOAD_MODEL", FORWARD: "FORWARD",
-    TRAIN_STEP: "TRAIN_STEP", GET_WEIGHTS: "GET_WEIGHTS", BENCH: "BENCH",
-    QUANTIZE: "QUANTIZE", LOAD_QMODEL: "LOAD_QMODEL", FORWARD_INT8: "FORWARD_INT8",
-}
-ERRORS = {
-    1: "BAD_CRC", 2: "TRUNCATED", 3: "OVERSIZED", 4: "TOO_BIG", 5: "UNKNOWN_TYPE",
-    6: "BAD_PAYLOAD", 7: "BAD_VALUE", 8: "NOT_FINITE", 9: "NO_MEMORY", 10: "NO_MODEL",
-    11: "INTERNAL",
-}
-DTYPES = {"f": np.dtype("<f4"), "b": np.dtype("i1"), "B": np.dtype("u1"), "h": np.dtype("<i2"),
-          "i": np.dtype("<i4")}
+def _load_wire():
+    """device/tinyattn/wire.py, the device's own table of the wire and file constants."""
+    spec = importlib.util.spec_from_file_location("tinyattn_wire",
+                                                  DEVICE_DIR / "tinyattn" / "wire.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+wire = _load_wire()
+MAGIC, HEADER, CHUNK, MORE, PROTOCOL, REPLY = (wire.MAGIC, wire.HEADER, wire.CHUNK, wire.MORE,
+                                               wire.PROTOCOL, wire.REPLY)
+HELLO, STATUS, EXIT, ACK, ERROR = wire.HELLO, wire.STATUS, wire.EXIT, wire.ACK, wire.ERROR
+ATTENTION, LOAD_MODEL, FORWARD, TRAIN_STEP = (wire.ATTENTION, wire.LOAD_MODEL, wire.FORWARD,
+                                              wire.TRAIN_STEP)
+GET_WEIGHTS, BENCH, QUANTIZE = wire.GET_WEIGHTS, wire.BENCH, wire.QUANTIZE
+LOAD_QMODEL, FORWARD_INT8 = wire.LOAD_QMODEL, wire.FORWARD_INT8
+MESSAGES, ERRORS = wire.MESSAGES, wire.ERRORS
+DTYPES = {code: np.dtype("<f4" if code == "f" else "<%s%d" % ("u" if code == "B" else "i", size))
+          for code, size in wire.ITEMSIZE.items()}
 _CODES = {dtype: code for code, dtype in DTYPES.items()}
 
 
@@ -70,7 +69,7 @@ def crc(fields, payload):
 
 def frame(kind, seq, payload=b"", flags=0):
     """One frame's bytes."""
-    fields = struct.pack("<BBHH", kind, flags, seq & 0xFFFF, len(payload))
+    fields = struct.pack(wire.HEADER_FORMAT[:-1], kind, flags, seq & 0xFFFF, len(payload))
     return MAGIC + fields + struct.pack("<I", crc(fields, payload)) + bytes(payload)
 
 
@@ -86,7 +85,7 @@ def parse_frame(data):
     data = bytes(data)
     if len(data) < HEADER or data[:2] != MAGIC:
         raise ProtocolError("not a frame: %d bytes, starts %r" % (len(data), data[:2]))
-    kind, flags, seq, length, check = struct.unpack_from("<BBHHI", data, 2)
+    kind, flags, seq, length, check = struct.unpack_from(wire.HEADER_FORMAT, data, 2)
     payload = data[HEADER:]
     if len(payload) != length:
         raise ProtocolError("frame says %d payload bytes, has %d" % (length, len(payload)))

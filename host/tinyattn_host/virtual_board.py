@@ -248,6 +248,7 @@ class VirtualBoard:
         self._proc = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave,
                                       cwd=self.flash_dir, env=env, start_new_session=True,
                                       preexec_fn=_interpreter_child)
+        self._child_tty = os.ttyname(slave)
         os.close(slave)
         os.set_blocking(child, False)
         self._child = child
@@ -305,7 +306,7 @@ class VirtualBoard:
                             host_registered = None
                             time.sleep(0.05)
                             continue
-                        to_child += data
+                        to_child += self._take_input(data, len(to_child))
                     if mask & selectors.EVENT_WRITE and to_host:
                         del to_host[:_write(self._host, to_host)]
                 elif key.fd == self._child:
@@ -351,6 +352,11 @@ class VirtualBoard:
             self._ready, self._early = True, b""
             return after if mark else before
         return b""
+
+    def _take_input(self, data, queued):
+        """The part of the host's bytes the interpreter's stdin takes (all of it: a USB port
+        holds what the program has not read yet; uart_board drops what overflows a ring)."""
+        return data
 
     def _swallow(self, data):
         """During a raw-mode boot: drop the banner, send Ctrl-A at the prompt, pass the rest."""
@@ -424,13 +430,12 @@ def _write(fd, data):
         raise
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tinyattn_host.virtual_board",
-                                     description=__doc__.split("\n\n")[0])
+def main(argv=None, board_class=None, prog="python -m tinyattn_host.virtual_board"):
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     parser.add_argument("--flash", help="folder that plays the flash (default: a temporary one)")
     parser.add_argument("--heap", help="MicroPython heap size, for example 2m")
     args = parser.parse_args(argv)
-    board = VirtualBoard(flash_dir=args.flash, heap=args.heap)
+    board = (board_class or VirtualBoard)(flash_dir=args.flash, heap=args.heap)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with board:

@@ -16,30 +16,29 @@ GOLDEN = json.loads(GOLDEN_PATH.read_text())
 
 GOLDEN_CASE = """
 import io, json
-from tinyattn import link
+from tinyattn import framing, records, wire
 cases = json.load(open(IN['path']))
 OUT['parsed'] = []
 OUT['sent'] = []
 OUT['records'] = []
 for case in cases:
-    port = link.Port(io.BytesIO(bytes.fromhex(case['hex'])), io.BytesIO(), poll=False)
-    buf = bytearray(link.CHUNK)
-    kind, flags, seq, payload = link.receive(port, buf, 1000, 1000)
+    port = framing.Port(io.BytesIO(bytes.fromhex(case['hex'])), io.BytesIO(), poll=False)
+    buf = bytearray(wire.CHUNK)
+    kind, flags, seq, payload = framing.receive(port, buf, 1000, 1000)
     OUT['parsed'].append([kind, flags, seq, bytes(payload).hex()])
     out = io.BytesIO()
-    link.Port(None, out, poll=False).send(case['type'], case['seq'], bytes(payload))
+    framing.Port(None, out, poll=False).send(case['type'], case['seq'], bytes(payload))
     OUT['sent'].append(out.getvalue().hex())
     if 'head' in case:
-        head, arrays = link.decode(payload)
+        head, arrays = records.decode(payload)
         got = {}
         for name, (code, shape, data) in arrays.items():
             if code == 'f':
-                got[name] = [code, list(shape), link.matrix(arrays, name).tolist()]
+                got[name] = [code, list(shape), records.matrix(arrays, name).tolist()]
             else:
-                got[name] = [code, list(shape), list(link.integers(arrays, name))]
-        again = link.encode({}, [(n, link.matrix(arrays, n)) if arrays[n][0] == 'f'
-                                 else (n, link.integers(arrays, n), arrays[n][0])
-                                 for n in arrays])
+                got[name] = [code, list(shape), list(records.integers(arrays, name)[0])]
+        again = records.encode({}, [(n, records.matrix(arrays, n)) if arrays[n][0] == 'f'
+                                    else (n,) + records.integers(arrays, n) for n in arrays])
         OUT['records'].append([case['name'], head, got, bytes(again).hex()])
 """
 
@@ -71,9 +70,9 @@ def test_golden_frames_on_the_device():
 def test_crc32_table_fallback_matches_zlib():
     data = bytes(range(256)) * 3 + b"tinyattn"
     out = run_device("""
-from tinyattn import link
-OUT['crc'] = link._crc32_table(IN['data'].encode())
-OUT['chained'] = link._crc32_table(IN['data'][5:].encode(), link._crc32_table(IN['data'][:5].encode()))
+from tinyattn.crc import crc32_table
+OUT['crc'] = crc32_table(IN['data'].encode())
+OUT['chained'] = crc32_table(IN['data'][5:].encode(), crc32_table(IN['data'][:5].encode()))
 """, {"data": data.decode("latin-1")})
     assert out["crc"] == zlib.crc32(data.decode("latin-1").encode())
     text = data.decode("latin-1").encode()
@@ -187,3 +186,58 @@ def test_bad_input_gets_error_frames_and_the_server_goes_on():
     out, replies = serve(stream[:-len(truncated)] + good)
     assert replies[-1][0] == P.HELLO | P.REPLY  # still serving after all of it
     assert out["calls"] == [-1, 3]
+
+
+def raw_record(head, blob=b""):
+    text = json.dumps(head).encode()
+    return struct.pack("<H", len(text)) + text + blob
+
+
+def test_errors_name_the_field_and_a_refused_request_changes_nothing():
+    from tinyattn_host.harness import IRIS_CONFIG, random_model
+    from tinyattn_host.reference.layers import sequential_forward
+
+    params = random_model(5)
+    x = np.random.default_rng(2).normal(size=(3, 4))
+    head, arrays, _ = attention_request(0)
+    del head["E"]
+    short_config = [list(e) for e in IRIS_CONFIG]
+    short_config[1] = ["Activation"]
+    requests = [
+        (P.LOAD_MODEL, P.encode({"config": IRIS_CONFIG}, params)),
+        (P.ATTENTION, P.encode(head, arrays)),
+        (P.LOAD_MODEL, P.encode({"config": short_config}, params)),
+        (P.LOAD_MODEL, P.encode({"config": [["Dense", 10 ** 6, 10 ** 6, True]]},
+                                {"0.W": params["0.W"], "0.b": params["0.b"]})),
+        (P.TRAIN_STEP, P.encode({"lr": 1e39}, {"x": x, "labels": np.zeros(3, np.int32)})),
+        (P.TRAIN_STEP, P.encode({}, {"x": x, "labels": np.array([0, 1, 7], np.int32)})),
+        (P.BENCH, P.encode({"repeat": 10 ** 9})),
+        (P.FORWARD, P.encode({"atention": True}, {"x": x})),
+        (P.FORWARD, raw_record({"arrays": [["x", "f", [0, 10 ** 9]]]})),
+        (P.FORWARD, raw_record({"arrays": [["a", "f", [-1, 4]], ["x", "f", [1, 4]]]},
+                               bytes(16))),
+        (P.FORWARD, raw_record({"arrays": [["x", "f", [2, 4]]]}, bytes(31))),
+        (P.FORWARD, P.encode({}, {"x": x})),
+    ]
+    stream = b"".join(b"".join(P.frames(kind, 1 + i, payload))
+                      for i, (kind, payload) in enumerate(requests))
+    _, replies = serve(stream)
+    answers = [(kind, payload) for kind, _, _, payload in replies if kind != P.ACK]
+    errors = [(P.ERRORS[p[0]], p[1:].decode()) for kind, p in answers if kind == P.ERROR]
+    want = [("BAD_VALUE", "head field 'E' is missing"),
+            ("BAD_VALUE", "config entry 1: ['Activation'] must be"),
+            ("BAD_VALUE", "array 0.W must be float32 of shape (1000000, 1000000)"),
+            ("BAD_VALUE", "finite number"),
+            ("BAD_VALUE", "label 7 at row 2"),
+            ("BAD_VALUE", "head field 'repeat' must be an int in 1..100"),
+            ("BAD_VALUE", "unknown head field 'atention'"),
+            ("BAD_PAYLOAD", "shape (1 or 2 ints >= 1)"),
+            ("BAD_PAYLOAD", "shape (1 or 2 ints >= 1)"),
+            ("BAD_PAYLOAD", "array x (2, 4) needs 32 bytes, the record has 31 left")]
+    assert len(errors) == len(want)
+    for (code, message), (want_code, part) in zip(errors, want):
+        assert code == want_code and part in message, (code, message)
+    kind, payload = answers[-1]  # the model loaded first is still there, its weights unchanged
+    assert kind == P.FORWARD | P.REPLY
+    want_logits, _ = sequential_forward(IRIS_CONFIG, params, x.astype(np.float32))
+    np.testing.assert_allclose(P.decode(payload)[1]["logits"], want_logits, atol=1e-5)

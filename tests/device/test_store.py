@@ -226,3 +226,26 @@ OUT['same'] = [p.tolist() == q.tolist() for (_, p, _), (_, q, _) in
 """)
     assert out["same"] == [True] * 12
     assert "truncated" in load_error(partial)
+
+
+def test_absurd_shapes_in_a_good_file_are_refused_before_anything_is_allocated(tmp_path):
+    """A small file with a valid CRC: a config asking for 10^7 x 10^7 weights, and an array
+    of 0 x 10^9 (no bytes, a billion rows). Both refused at once, naming what is wrong."""
+    huge = tmp_path / "huge.bin"
+    modelfile.write_model(huge, "sequential", {"config": [["Dense", 10 ** 7, 10 ** 7, True]]},
+                          {"0.W": np.zeros((1, 1)), "0.b": np.zeros(1)})
+    empty = tmp_path / "empty.bin"
+    modelfile.write_model(empty, "sequential", {"config": [["Dense", 1, 1, True]]},
+                          {"0.W": np.zeros((0, 10 ** 9)), "0.b": np.zeros(1)})
+    bad_entry = tmp_path / "entry.bin"
+    modelfile.write_model(bad_entry, "sequential", {"config": [["Dense", 1]]},
+                          {"0.W": np.zeros((1, 1))})
+    out = run_device(f"""
+from tinyattn import load
+OUT['errors'] = devio.value_errors({{name: (lambda p=p: load(p)) for name, p in
+    (('huge', {str(huge)!r}), ('empty', {str(empty)!r}), ('entry', {str(bad_entry)!r}))}})
+""", heap="256k")
+    errors = out["errors"]
+    assert "array 0.W must be float32 of shape (10000000, 10000000), got (1, 1)" in errors["huge"]
+    assert "array 0.W has shape (0, 1000000000); every dimension must be >= 1" in errors["empty"]
+    assert "config entry 0: ['Dense', 1] must be ['Dense', int, int, bool]" in errors["entry"]
