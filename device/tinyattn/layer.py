@@ -18,15 +18,11 @@ on first use, so a model pays the heap of the modules it uses only)."""
 class Layer:
     """Defaults: no parameters, nothing cached. `seeded`: the constructor takes seed=.
 
-    `param_shapes(*args)`, a static method, gives [(name, shape)] of the parameters the layer
-    of config [kind, *args] has, with nothing allocated (store checks a file against it)."""
+    Each kind of KINDS also has `param_shapes(*args)`, a static method: [(name, shape)] of the
+    parameters the layer of config [kind, *args] has, with its arguments checked and nothing
+    allocated (store checks a file against it before it builds the model)."""
 
     seeded = False
-
-    @staticmethod
-    def param_shapes(*args):
-        """No parameters."""
-        return []
 
     def collect_params(self):
         """The (name, param, grad) groups an optimizer updates."""
@@ -48,6 +44,23 @@ def layer_class(kind):
         raise ValueError("unknown layer kind %r in the model config (known: %s)"
                          % (kind, ", ".join(sorted(KINDS))))
     return getattr(__import__("tinyattn." + module, None, None, [kind]), kind)
+
+
+def config_args(kind, args, required, optional=()):
+    """args of a config entry, completed with the defaults of `optional` ((name, default)
+    pairs); ValueError naming the arguments when there are too few or too many."""
+    names = list(required) + [name for name, _ in optional]
+    if not len(required) <= len(args) <= len(names):
+        raise ValueError("must be [%r, %s]" % (kind, ", ".join(names)))
+    return list(args) + [default for _, default in optional[len(args) - len(required):]]
+
+
+def flags(*values):
+    """The values, checked to be bools (switches in a config); ValueError otherwise."""
+    for v in values:
+        if not isinstance(v, bool):
+            raise ValueError("switches must be True or False, got %r" % (v,))
+    return values
 
 
 def dims(*values):

@@ -2,7 +2,7 @@
 
 from ulab import numpy as np
 
-from .layer import Layer, dims
+from .layer import Layer, config_args, dims
 from .shapes import require_2d
 
 
@@ -13,9 +13,13 @@ class LayerNorm(Layer):
     """
 
     @staticmethod
-    def param_shapes(normalized_shape, eps=1e-5):
+    def param_shapes(*args):
         """gamma and beta, (E,) each."""
+        normalized_shape, eps = config_args("LayerNorm", args, ("normalized_shape",),
+                                            (("eps", 1e-5),))
         dims(normalized_shape)
+        if not isinstance(eps, float) or not 0.0 < eps < 1.0:
+            raise ValueError("eps must be a float in (0, 1), got %r" % (eps,))
         return [("gamma", (normalized_shape,)), ("beta", (normalized_shape,))]
 
     def __init__(self, normalized_shape, eps=1e-5):

@@ -4,7 +4,7 @@ import math
 
 from ulab import numpy as np
 
-from .layer import Layer, dims
+from .layer import Layer, config_args, dims
 from .rng import Rng
 from .shapes import require_2d, require_rows
 
@@ -20,9 +20,10 @@ class PositionalEmbedding(Layer):
     seeded = True
 
     @staticmethod
-    def param_shapes(seq_len, embed_dim):
+    def param_shapes(*args):
         """P (seq_len, embed_dim)."""
-        return [("P", dims(seq_len, embed_dim))]
+        return [("P", dims(*config_args("PositionalEmbedding", args,
+                                        ("seq_len", "embed_dim"))))]
 
     def __init__(self, seq_len, embed_dim, seed=None):
         for name, n in (("seq_len", seq_len), ("embed_dim", embed_dim)):

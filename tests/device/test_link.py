@@ -225,7 +225,7 @@ def test_errors_name_the_field_and_a_refused_request_changes_nothing():
     answers = [(kind, payload) for kind, _, _, payload in replies if kind != P.ACK]
     errors = [(P.ERRORS[p[0]], p[1:].decode()) for kind, p in answers if kind == P.ERROR]
     want = [("BAD_VALUE", "head field 'E' is missing"),
-            ("BAD_VALUE", "config entry 1: ['Activation'] must be"),
+            ("BAD_VALUE", "config entry 1: ['Activation']: must be ['Activation', kind]"),
             ("BAD_VALUE", "array 0.W must be float32 of shape (1000000, 1000000)"),
             ("BAD_VALUE", "finite number"),
             ("BAD_VALUE", "label 7 at row 2"),

@@ -248,4 +248,5 @@ OUT['errors'] = devio.value_errors({{name: (lambda p=p: load(p)) for name, p in
     errors = out["errors"]
     assert "array 0.W must be float32 of shape (10000000, 10000000), got (1, 1)" in errors["huge"]
     assert "array 0.W has shape (0, 1000000000); every dimension must be >= 1" in errors["empty"]
-    assert "config entry 0: ['Dense', 1] must be ['Dense', int, int, bool]" in errors["entry"]
+    assert "config entry 0: ['Dense', 1]: must be ['Dense', in_features, out_features, use_bias]" \
+        in errors["entry"]
