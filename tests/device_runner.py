@@ -39,12 +39,13 @@ def _read_outputs(stdout):
     return outputs
 
 
-def run_device(code, inputs=None, heap="64m", timeout=600):
+def run_device(code, inputs=None, heap="64m", timeout=600, device_dir=unixport.DEVICE_DIR):
     """Run `code` on the unix port with `IN` (the inputs) and `OUT` (a dict to fill).
 
     Returns OUT as NumPy arrays and plain values; raises unixport.MicroPythonError when the
     code raises. `heap` sets the MicroPython heap (for example "128k"); the default is roomy
     because the stand-in's Python lists take far more memory than ulab's buffers.
+    `device_dir` holds the tinyattn package to run (device/, or a compiled copy).
     """
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "inputs.txt"
@@ -60,5 +61,6 @@ def run_device(code, inputs=None, heap="64m", timeout=600):
             "_case()\n"
             "devio.dump(OUT)\n"
         )
-        stdout = unixport.run_file(script, heap=heap, extra_path=[SUPPORT_DIR], timeout=timeout)
+        stdout = unixport.run_file(script, heap=heap, extra_path=[SUPPORT_DIR], timeout=timeout,
+                                  device_dir=device_dir)
     return _read_outputs(stdout)

@@ -19,8 +19,11 @@ RNG = np.random.default_rng(151)
 TOL = 1e-4  # float32 device against the float64 reference, relative (Frobenius norm)
 
 
-IMPORTS = ("from tinyattn import LayerNorm, PositionalEmbedding, Gelu, "
-           "TransformerEncoderLayer, Sequential, Adam, train_step, save, load, padding_mask\n")
+IMPORTS = ("from tinyattn import Sequential, Adam, train_step, save, load, padding_mask\n"
+           "from tinyattn.encoder import TransformerEncoderLayer\n"
+           "from tinyattn.gelu import Gelu\n"
+           "from tinyattn.layernorm import LayerNorm\n"
+           "from tinyattn.positional import PositionalEmbedding\n")
 
 
 def run(code, **inputs):

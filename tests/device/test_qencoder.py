@@ -394,8 +394,9 @@ OUT['used'] = used
 
 BAD_INPUT = """
 import array
-from tinyattn import Sequential, TransformerEncoderLayer
+from tinyattn import Sequential
 from tinyattn import qkernels_norm as N
+from tinyattn.encoder import TransformerEncoderLayer
 from tinyattn.quant import quantize
 from tinyattn.qencoder import add_multipliers
 ones = lambda shape: np.zeros(shape) + 1.0
