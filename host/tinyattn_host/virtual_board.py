@@ -19,8 +19,9 @@ has the port open is dropped, as a USB port with nobody listening drops it.
 Ctrl-C: with the pty in raw mode the interpreter gets no SIGINT from the terminal, so the
 thread plays the board's UART: a Ctrl-C byte while the interpreter has a SIGINT handler (it
 runs code with `micropython.kbd_intr(3)`, the default) and has mounted its flash becomes
-SIGINT, and the code stops with KeyboardInterrupt; otherwise (at a prompt, or a program that called `kbd_intr(-1)`, as the link
-does) the byte goes through as data. Every interpreter dies with the thread that started it,
+SIGINT, and the code stops with KeyboardInterrupt; otherwise (at a prompt, or a program that
+called `kbd_intr(-1)`, as the link does) the byte goes through as data. (At a prompt no handler
+is wanted: the unix port restores SIGINT's default action, which would end it, as code ends.) Every interpreter dies with the thread that started it,
 so a host that is killed leaves none behind.
 """
 
@@ -253,6 +254,7 @@ class VirtualBoard:
         os.set_blocking(child, False)
         self._child = child
         self._ready = False  # until the boot script prints READY (held back till then)
+        self._at_prompt = False
         self._early = b""
         self._entering_raw = raw  # swallow output up to the first prompt, then send Ctrl-A
         self._swallowed = b""
@@ -334,14 +336,18 @@ class VirtualBoard:
     def _feed(self, pending):
         """Write host bytes to the interpreter, up to the next Ctrl-C, which interrupts
         running code as a board's UART does (module docstring); take them off `pending`."""
-        if pending[:1] == CTRL_C and self._ready and catches_sigint(self._proc.pid):
+        if pending[:1] == CTRL_C and self._ready and not self._at_prompt \
+                and catches_sigint(self._proc.pid):
             del pending[:1]
             if time.monotonic() - self._interrupted > INTERRUPT_PENDING:
                 self._interrupted = time.monotonic()
                 self._proc.send_signal(signal.SIGINT)
             return
         end = pending.find(CTRL_C, 1)
-        del pending[:_write(self._child, pending[:end] if end > 0 else pending)]
+        chunk = pending[:end] if end > 0 else pending
+        if b"\r" in chunk or b"\x04" in chunk:  # a line or raw-REPL code: it starts running
+            self._at_prompt = False
+        del pending[:_write(self._child, chunk)]
 
     def _boot_output(self, data):
         """Before READY: hold the output back; at READY, pass what follows it. (A boot that
@@ -375,6 +381,9 @@ class VirtualBoard:
         friendly_at = tail.rfind(FRIENDLY_PROMPT)
         if raw_at >= 0 or friendly_at >= 0:
             self._raw = raw_at > friendly_at
+        # waiting at a prompt (friendly, or raw: ">" after the banner or after a result's
+        # \x04): no code runs, so a Ctrl-C is data, as on a board
+        self._at_prompt = tail.endswith(b">>> ") or (self._raw and tail.endswith(b">"))
 
     def _reboot(self):
         """The interpreter exited: start a new one; return what the board prints meanwhile."""
