@@ -56,6 +56,10 @@ READY = b"\x1b_tinyattn-ready\x1b\\"
 # A second SIGINT while the first is pending ends the unix port (its handler calls exit(1));
 # a board keeps one pending KeyboardInterrupt. Ctrl-C bytes this soon after one are dropped.
 INTERRUPT_PENDING = 0.25  # seconds
+# A Ctrl-C becomes SIGINT only once code has run this long without coming back to a prompt:
+# code that is about to end restores SIGINT's default action, and a SIGINT then ends the
+# interpreter (a board would just print a prompt). Until then the byte waits.
+SETTLE = 0.3  # seconds
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 _LIBC = ctypes.CDLL(None)
 _prctl = getattr(_LIBC, "prctl", None)  # looked up here, not in a forked child
@@ -254,7 +258,7 @@ class VirtualBoard:
         os.set_blocking(child, False)
         self._child = child
         self._ready = False  # until the boot script prints READY (held back till then)
-        self._at_prompt = False
+        self._at_prompt, self._busy_since = False, time.monotonic()
         self._early = b""
         self._entering_raw = raw  # swallow output up to the first prompt, then send Ctrl-A
         self._swallowed = b""
@@ -336,6 +340,10 @@ class VirtualBoard:
     def _feed(self, pending):
         """Write host bytes to the interpreter, up to the next Ctrl-C, which interrupts
         running code as a board's UART does (module docstring); take them off `pending`."""
+        if pending[:1] == CTRL_C and self._ready and not self._at_prompt:
+            if time.monotonic() - self._busy_since < SETTLE:
+                time.sleep(0.01)  # it may be at a prompt in a moment: the byte waits
+                return
         if pending[:1] == CTRL_C and self._ready and not self._at_prompt \
                 and catches_sigint(self._proc.pid):
             del pending[:1]
@@ -346,7 +354,7 @@ class VirtualBoard:
         end = pending.find(CTRL_C, 1)
         chunk = pending[:end] if end > 0 else pending
         if b"\r" in chunk or b"\x04" in chunk:  # a line or raw-REPL code: it starts running
-            self._at_prompt = False
+            self._set_at_prompt(False)
         del pending[:_write(self._child, chunk)]
 
     def _boot_output(self, data):
@@ -383,7 +391,12 @@ class VirtualBoard:
             self._raw = raw_at > friendly_at
         # waiting at a prompt (friendly, or raw: ">" after the banner or after a result's
         # \x04): no code runs, so a Ctrl-C is data, as on a board
-        self._at_prompt = tail.endswith(b">>> ") or (self._raw and tail.endswith(b">"))
+        self._set_at_prompt(tail.endswith(b">>> ") or (self._raw and tail.endswith(b">")))
+
+    def _set_at_prompt(self, at_prompt):
+        if self._at_prompt and not at_prompt:
+            self._busy_since = time.monotonic()
+        self._at_prompt = at_prompt
 
     def _reboot(self):
         """The interpreter exited: start a new one; return what the board prints meanwhile."""
