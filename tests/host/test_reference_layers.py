@@ -4,6 +4,8 @@ central finite differences for every backward, closed forms for the optimizers."
 import numpy as np
 import pytest
 
+from checks import numeric_grad
+
 from tinyattn_host.reference.layers import (
     activation_backward, activation_forward, cross_entropy, dense_backward, dense_forward,
     gap_backward, gap_forward, sequential_backward, sequential_forward, tokens_backward,
@@ -13,20 +15,6 @@ from tinyattn_host.shared import device_module
 
 RNG = np.random.default_rng(11)
 IRIS_CONFIG = device_module("iris").CONFIG
-
-
-def numeric_grad(f, x, eps=1e-6):
-    """d(sum of f(x) * G)/dx by central differences, for a scalar-valued f."""
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        old = x[i]
-        x[i] = old + eps
-        up = f()
-        x[i] = old - eps
-        down = f()
-        x[i] = old
-        g[i] = (up - down) / (2 * eps)
-    return g
 
 
 def rel(a, b):
