@@ -3,13 +3,15 @@
     package.json         the core: device/tinyattn but the bench, into /lib/tinyattn
     package-bench.json   tinyattn.bench (bench.py, benchfit.py, benchplan.py), needs the core
 
-    mpremote mip install github:OWNER/REPO                       # the core
-    mpremote mip install github:OWNER/REPO/package-bench.json    # the bench, and the core
-    python -m tinyattn_host.mip_package                          # rewrites both files
+    mpremote mip install package.json          # in a checkout: the core
+    mpremote mip install package-bench.json    # in a checkout: the bench, and the core
+    python -m tinyattn_host.mip_package        # rewrites both files
 
 URLs are relative to the package.json, so they name no repository; mip resolves them against
-the URL it was given (github:OWNER/REPO[@branch-or-tag]). A dependency cannot be relative:
-the bench's names the core by REPOSITORY. `make deploy` puts both parts on a board.
+where it found the file (a checkout, or github:<owner>/<name>[@tag]). A dependency is not
+resolved that way: mpremote opens a .json dependency from the folder it runs in, so the
+bench's dependency, CORE, works from a checkout (install the core first when installing from
+GitHub). `make deploy` puts both parts on a board.
 """
 
 import json
@@ -18,7 +20,7 @@ import sys
 from .deploy import PACKAGE, SOURCE_DIR, local_version, sources
 from .unixport import ROOT
 
-REPOSITORY = "github:OWNER/REPO"
+CORE = "package.json"  # the bench's dependency: the core's package file
 BENCH_FILES = ("bench.py", "benchfit.py", "benchplan.py")
 PARTS = {"core": ROOT / "package.json", "bench": ROOT / "package-bench.json"}
 
@@ -33,7 +35,7 @@ def manifest(part="core"):
     """The package.json contents of a part: one [target, url] pair per file, deps, version."""
     base = SOURCE_DIR.relative_to(ROOT).as_posix()
     urls = [[f"{PACKAGE}/{p.as_posix()}", f"{base}/{p.as_posix()}"] for p in part_sources(part)]
-    deps = [[REPOSITORY, None]] if part == "bench" else []  # None: the default branch
+    deps = [[CORE, None]] if part == "bench" else []
     return {"urls": urls, "deps": deps, "version": local_version()}
 
 

@@ -39,7 +39,7 @@ def test_the_bench_is_its_own_package_that_needs_the_core():
         "tinyattn/bench.py", "tinyattn/benchfit.py", "tinyattn/benchplan.py"]
     assert not any("bench" in t for t, _ in core["urls"])
     assert core["deps"] == []
-    assert bench["deps"] == [[mip_package.REPOSITORY, None]]  # the core, default branch
+    assert bench["deps"] == [[mip_package.CORE, None]]  # the core
 
 
 def test_the_core_does_not_import_the_bench():
