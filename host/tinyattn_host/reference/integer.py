@@ -15,6 +15,8 @@ import math
 
 import numpy as np
 
+from ..shared import device_module
+
 INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
 EXP_HI = np.array([round(32768 * math.exp(-k / 8)) for k in range(89)], dtype=np.int64)
 EXP_LO = np.array([round(32768 * math.exp(-j / 256)) for j in range(32)], dtype=np.int64)
@@ -43,28 +45,10 @@ def _int8(a, what):
 
 
 # ---- fixed-point multipliers -------------------------------------------------------------
-def fixed_point(r, limit):
-    """(m, s, p, cap) for a real multiplier r > 0 whose products matter up to |v r| <= limit.
-
-    cap: |v| >= cap gives |v r| > limit (saturated or past the exp table), so v is clamped
-    there; p: shift making cap >> p < 2^15; m in [2^14, 2^15) (15 significant bits) and s
-    with m / 2^(s+p) ~ r. The same algorithm as quant.fixed_point (which runs in the
-    device's float; the bit-exact tests pass the device's integers to the reference).
-    """
-    if not r > 0 or r == math.inf:
-        raise ValueError("multiplier must be a finite number > 0, got %r" % (r,))
-    cap = min(int(limit / r) + 1, INT32_MAX)
-    p = max(0, cap.bit_length() - 15)
-    t = r * (1 << p)
-    s = 0
-    while t * (1 << s) < 16384 and s < 30:
-        s += 1
-    m = int(math.floor(t * (1 << s) + 0.5))
-    if m >= 32768:
-        m, s = (m + 1) >> 1, s - 1
-        if s < 0:
-            m, s = 32767, 0
-    return m, s, p, cap
+fixed_point = device_module("fixedpoint").fixed_point
+"""(m, s, p, cap) for a real multiplier r > 0: the device's own definition
+(device/tinyattn/fixedpoint.py). The device runs it in its float (float32 on a board); the
+bit-exact tests pass the device's integers to the reference."""
 
 
 def check_multiplier(mult):
