@@ -24,6 +24,7 @@ from pathlib import Path
 from . import benchreport, cli, unixport
 from .deploy import SOURCE_DIR, MpyFormat, package_files
 from .ports import PORT_HELP, choose
+from .progress import Progress
 from .shared import device_module
 
 DEFAULT_OUT = Path("build") / "bench"
@@ -32,29 +33,6 @@ TIMING_HEAP = "16m"
 
 
 PLAN = device_module("benchplan")  # the definitions the device uses too
-
-
-class Progress:
-    """What is being measured and the time left: one line rewritten in place on a terminal,
-    plain lines otherwise (a log)."""
-
-    def __init__(self, stream=sys.stderr):
-        self.stream = stream
-        self.tty = stream.isatty()
-
-    def show(self, text):
-        self.stream.write(("\r\033[K" + text) if self.tty else text + "\n")
-        self.stream.flush()
-
-    def log(self, text):
-        self.clear()
-        self.stream.write(text + "\n")
-        self.stream.flush()
-
-    def clear(self):
-        if self.tty:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
 
 
 def _seconds(value):
@@ -88,7 +66,7 @@ class Collector:
             self.results["header"] = record
             self.show_attention(0)
         elif kind == "trial":
-            self.progress.show("largest S, checkpoint %s: S = %d %s"
+            self.progress.note("largest S, checkpoint %s: S = %d %s"
                                % ("on" if record["checkpoint"] else "off", record["S"],
                                   "fits" if record["fits"] else "does not fit"))
         elif kind == "largest":
@@ -104,23 +82,23 @@ class Collector:
             self.show_attention(len(rows))
         elif kind == "heap_needed":
             self.results["heap_needed"].append(record)
-            self.progress.show("smallest heap for S = %d, checkpoint %s: %s KB"
+            self.progress.note("smallest heap for S = %d, checkpoint %s: %s KB"
                                % (record["S"], "on" if record["checkpoint"] else "off",
                                   record["kb"]))
         elif kind in ("iris", "iris_train"):
             self.results["iris"].append(dict(record, kind=kind))
-            self.progress.show("Iris model: %s measured" % (
+            self.progress.note("Iris model: %s measured" % (
                 "training epoch" if kind == "iris_train" else "forward, batch %d"
                 % record["batch"]))
 
     def show_attention(self, done):
         """What is measured now and the time left for the attention shapes."""
         if done == len(self.shapes):
-            self.progress.show("attention shapes: all %d measured; now the Iris model" % done)
+            self.progress.note("attention shapes: all %d measured; now the Iris model" % done)
             return
         left = "" if self.rate is None else "; about %s left for them" % _seconds(
             self.left(done))
-        self.progress.show("attention shapes: %d of %d measured, now B=%d S=%d E=%d H=%d%s"
+        self.progress.note("attention shapes: %d of %d measured, now B=%d S=%d E=%d H=%d%s"
                            % ((done, len(self.shapes)) + self.shapes[done] + (left,)))
 
 

@@ -3,6 +3,8 @@
     progress = Progress()            # on stderr, and only when stderr is a terminal
     progress.show(3, 10, "random")   # [######..............] random 3/10
     progress.clear()                 # before printing anything else; nothing left behind
+    progress.note("now B=16 S=64")   # free text: in place on a terminal, else a log line
+    progress.log("measured in 42 s") # a line that stays
 """
 
 import sys
@@ -33,3 +35,18 @@ class Progress:
             self.stream.write(CLEAR)
             self.stream.flush()
             self.shown = False
+
+    def note(self, text):
+        """Free text in place of the bar on a terminal; a plain line otherwise (a log)."""
+        if self.enabled:
+            self.stream.write(CLEAR + text)
+            self.shown = True
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def log(self, text):
+        """A line that stays: the progress line is cleared first."""
+        self.clear()
+        self.stream.write(text + "\n")
+        self.stream.flush()
