@@ -5,6 +5,27 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import pytest  # noqa: E402
 
+from board_cases import open_target  # noqa: E402
+
+
+def pytest_addoption(parser):
+    parser.addoption("--board", default="unix", help=(
+        "where the board cases (tests/board) run: unix (the unix port, the default), or a "
+        "PORT: virtual, auto, /dev/ttyACM0, or default (the one board attached, else virtual)"))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "board: runs a case module of tests/board on --board")
+
+
+@pytest.fixture(scope="session")
+def board(request):
+    """The --board target, opened once per session (per worker with pytest-xdist)."""
+    target = open_target(request.config.getoption("--board"))
+    yield target
+    if hasattr(target, "close"):
+        target.close()
+
 
 @pytest.fixture
 def virtual_board(tmp_path):

@@ -1,0 +1,157 @@
+"""Assertions and fixtures for the board cases (MicroPython: ulab, no NumPy).
+
+The host writes each case module's fixtures (inputs, and what the NumPy reference says the
+outputs are) to FIXTURES/<module>/; `fixture(name)` reads one. Text, not binary, so the same
+files serve float32 (ulab on a board) and float64 (the stand-in) alike.
+"""
+
+import gc
+import json
+import os
+
+from ulab import numpy as np
+
+FIXTURES = "fixtures"  # set by runner.main
+_module = ""
+
+
+def use(module):
+    """Fixtures are read from FIXTURES/`module` from now on (runner.run_module calls it)."""
+    global _module
+    _module = module
+
+
+def path(name):
+    """Where fixture file `name` of the current module is (a raw file the host wrote)."""
+    return "%s/%s/%s" % (FIXTURES, _module, name)
+
+
+def names(prefix=""):
+    """The fixtures (without .txt) of the current module whose names start with `prefix`."""
+    found = [n[:-4] for n in os.listdir("%s/%s" % (FIXTURES, _module)) if n.endswith(".txt")]
+    return sorted(n for n in found if n.startswith(prefix))
+
+
+def fixture(name):
+    """Read fixture `name`: {key: ndarray, or a JSON value}."""
+    out = {}
+    with open(path(name + ".txt")) as f:
+        while True:
+            head = f.readline()
+            if not head:
+                return out
+            parts = head.split()
+            key, kind = parts[0], parts[1]
+            if kind == "J":
+                out[key] = json.loads(f.readline())
+                continue
+            shape = tuple(int(d) for d in parts[2:])
+            if len(shape) == 1:
+                out[key] = np.array([float(v) for v in f.readline().split()])
+                continue
+            array = np.zeros(shape)
+            for i in range(shape[0]):  # one row a line
+                array[i, :] = np.array([float(v) for v in f.readline().split()])
+            out[key] = array
+
+
+def _flat(value):
+    """A list of numbers from an ndarray, array.array, bytes, list or number."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    elif isinstance(value, (int, float)):
+        value = [value]
+    elif not isinstance(value, list):
+        value = list(value)
+    flat = []
+    for item in value:
+        if isinstance(item, list):
+            flat.extend(item)
+        else:
+            flat.append(item)
+    return flat
+
+
+def _shape(value):
+    return tuple(value.shape) if hasattr(value, "shape") else (len(_flat(value)),)
+
+
+def equal(got, want, what=""):
+    """Exactly equal, item for item (integers, bit-exact results); names the first miss."""
+    g, w = _flat(got), _flat(want)
+    if len(g) != len(w):
+        raise AssertionError("%s: %d items, expected %d" % (what, len(g), len(w)))
+    for i in range(len(w)):
+        if g[i] != w[i]:
+            misses = sum(1 for a, b in zip(g, w) if a != b)
+            raise AssertionError("%s: item %d is %r, expected %r (%d of %d differ)"
+                                 % (what, i, g[i], w[i], misses, len(w)))
+
+
+def close(got, want, atol=0.0, rtol=0.0, what=""):
+    """max |got - want| <= atol + rtol * max |want|, over arrays of the same shape."""
+    if _shape(got) != _shape(want):
+        raise AssertionError("%s: shape %s, expected %s" % (what, _shape(got), _shape(want)))
+    g, w = _flat(got), _flat(want)
+    worst = max((abs(a - b) for a, b in zip(g, w)), default=0.0)
+    bound = atol + rtol * max((abs(b) for b in w), default=0.0)
+    if not worst <= bound:  # also catches NaN
+        raise AssertionError("%s: max error %g over the bound %g" % (what, worst, bound))
+
+
+def rel_error_below(got, want, tol, scale=None, what=""):
+    """||got - want|| / ||want|| (or / ||scale||) <= tol, Frobenius norms."""
+    if _shape(got) != _shape(want):
+        raise AssertionError("%s: shape %s, expected %s" % (what, _shape(got), _shape(want)))
+    g, w = _flat(got), _flat(want)
+    s = w if scale is None else _flat(scale)
+    error = sum((a - b) ** 2 for a, b in zip(g, w)) ** 0.5
+    norm = max(sum(b * b for b in s) ** 0.5, 1e-30)
+    if not error / norm <= tol:
+        raise AssertionError("%s: relative error %g over %g" % (what, error / norm, tol))
+
+
+def raises(kind, call, *args, **kwargs):
+    """Call; it must raise `kind` (an exception class). Return the exception's text."""
+    try:
+        call(*args, **kwargs)
+    except kind as err:
+        return str(err)
+    raise AssertionError("no %s from %s" % (kind.__name__, getattr(call, "__name__", call)))
+
+
+def message(kind, call, *args, **kwargs):
+    """The text of the `kind` exception the call raises, or 'no error'."""
+    try:
+        call(*args, **kwargs)
+    except kind as err:
+        return str(err)
+    return "no error"
+
+
+def heap_in_use():
+    gc.collect()
+    return gc.mem_alloc()
+
+
+def heap_returns(step, calls=6, slack=64, what=""):
+    """After a first call (which may make what later calls reuse), calling `step` leaves
+    the heap in use within `slack` bytes of where the second call left it."""
+    in_use = []
+    for _ in range(calls):
+        step()
+        in_use.append(heap_in_use())
+    if max(in_use[1:]) - in_use[1] > slack:
+        raise AssertionError("%s: the heap grows call after call: %s" % (what, in_use))
+
+
+def allocates(call, *args):
+    """Bytes the heap grows by during one call (the collector held off)."""
+    gc.collect()
+    gc.disable()
+    try:
+        before = gc.mem_alloc()
+        call(*args)
+        return gc.mem_alloc() - before
+    finally:
+        gc.enable()
