@@ -11,12 +11,12 @@ with ff(z) = linear2(activation(linear1(z))).
 
 from .attention import Attention
 from .gelu import Gelu
-from .layer import Layer, config_args, dims, flags
+from .layer import Layer
+from .params import ENCODER_ACTIVATIONS as ACTIVATIONS
 from .layernorm import LayerNorm
 from .layers import Activation, Dense, SelfAttention
 from .rng import Rng
 
-ACTIVATIONS = ("relu", "gelu")
 
 
 class TransformerEncoderLayer(Layer):
@@ -31,26 +31,6 @@ class TransformerEncoderLayer(Layer):
     """
 
     seeded = True
-
-    @staticmethod
-    def param_shapes(*args):
-        """Its parts' parameters, named "<part>.<name>" as collect_params() names them."""
-        d_model, nhead, dim_feedforward, dropout, activation, norm_first, eps, seq_len, \
-            causal = config_args(
-                "TransformerEncoderLayer", args, ("d_model", "nhead", "dim_feedforward"),
-                (("dropout", 0.0), ("activation", "relu"), ("norm_first", False),
-                 ("layer_norm_eps", 1e-5), ("seq_len", None), ("causal", False)))
-        E, F = dims(d_model, dim_feedforward)
-        flags(norm_first, causal)
-        if dropout != 0.0 or activation not in ACTIVATIONS or seq_len is not None and \
-                not dims(seq_len):
-            raise ValueError("dropout must be 0.0 and activation one of %s, got %r, %r"
-                             % (ACTIVATIONS, dropout, activation))
-        parts = (("self_attn", SelfAttention.param_shapes(E, nhead, seq_len or 1)),
-                 ("linear1", Dense.param_shapes(E, F)), ("linear2", Dense.param_shapes(F, E)),
-                 ("norm1", LayerNorm.param_shapes(E, eps)),
-                 ("norm2", LayerNorm.param_shapes(E, eps)))
-        return [(part + "." + name, shape) for part, shapes in parts for name, shape in shapes]
 
     def __init__(self, d_model, nhead, dim_feedforward, dropout=0.0, activation="relu",
                  norm_first=False, layer_norm_eps=1e-5, seq_len=None, causal=False, seed=None):

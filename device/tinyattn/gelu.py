@@ -10,7 +10,7 @@ import math
 
 from ulab import numpy as np
 
-from .layer import Layer, config_args
+from .layer import Layer
 from .shapes import require_2d
 
 _P = 0.3275911
@@ -34,12 +34,6 @@ def normal_cdf(x):
 
 class Gelu(Layer):
     """Elementwise x Phi(x); backward multiplies by Phi(x) + x phi(x)."""
-
-    @staticmethod
-    def param_shapes(*args):
-        """No parameters."""
-        config_args("Gelu", args, ())
-        return []
 
     def __init__(self):
         self.x_cache = self.cdf_cache = None

@@ -2,7 +2,7 @@
 
 from ulab import numpy as np
 
-from .layer import Layer, config_args, dims
+from .layer import Layer
 from .shapes import require_2d
 
 
@@ -11,16 +11,6 @@ class LayerNorm(Layer):
 
     gamma starts at 1, beta at 0, both (E,), as in PyTorch's nn.LayerNorm(E, eps).
     """
-
-    @staticmethod
-    def param_shapes(*args):
-        """gamma and beta, (E,) each."""
-        normalized_shape, eps = config_args("LayerNorm", args, ("normalized_shape",),
-                                            (("eps", 1e-5),))
-        dims(normalized_shape)
-        if not isinstance(eps, float) or not 0.0 < eps < 1.0:
-            raise ValueError("eps must be a float in (0, 1), got %r" % (eps,))
-        return [("gamma", (normalized_shape,)), ("beta", (normalized_shape,))]
 
     def __init__(self, normalized_shape, eps=1e-5):
         if not isinstance(normalized_shape, int) or normalized_shape < 1:

@@ -10,7 +10,8 @@ import math
 from ulab import numpy as np
 
 from .attention import Attention, add_product
-from .layer import Layer, build, config_args, dims, flags
+from .layer import Layer, build
+from .params import ACTIVATIONS
 from .rng import Rng
 from .shapes import all_finite, require_2d, require_rows
 
@@ -26,15 +27,6 @@ class Dense(Layer):
     """
 
     seeded = True
-
-    @staticmethod
-    def param_shapes(*args):
-        """W (out, in), then b (out,) when use_bias."""
-        n_in, n_out, use_bias = config_args("Dense", args, ("in_features", "out_features"),
-                                            (("use_bias", True),))
-        dims(n_in, n_out)
-        flags(use_bias)
-        return [("W", (n_out, n_in))] + ([("b", (n_out,))] if use_bias else [])
 
     def __init__(self, in_features, out_features, use_bias=True, seed=None):
         if not isinstance(in_features, int) or not isinstance(out_features, int) \
@@ -95,16 +87,7 @@ class Activation(Layer):
     which cannot overflow.
     """
 
-    KINDS = ("relu", "gelu", "tanh", "sigmoid")
-
-    @staticmethod
-    def param_shapes(*args):
-        """No parameters."""
-        kind, = config_args("Activation", args, ("kind",))
-        if kind not in Activation.KINDS:
-            raise ValueError("activation kind must be one of %s, got %r"
-                             % (", ".join(Activation.KINDS), kind))
-        return []
+    KINDS = ACTIVATIONS
 
     def __init__(self, kind):
         if kind not in self.KINDS:
@@ -157,12 +140,6 @@ class Activation(Layer):
 class Tokens(Layer):
     """(B, S*E) to (B*S, E): each row split into `seq_len` tokens, the same memory (a view)."""
 
-    @staticmethod
-    def param_shapes(*args):
-        """No parameters."""
-        dims(*config_args("Tokens", args, ("seq_len",)))
-        return []
-
     def __init__(self, seq_len):
         _require_positive("seq_len", seq_len)
         self.seq_len = seq_len
@@ -198,23 +175,6 @@ class SelfAttention(Attention):
 
     seeded = True
 
-    @staticmethod
-    def param_shapes(*args):
-        """Wq, Wk, Wv, Wo (E, E), then bq, bk, bv, bo (E,) when use_bias."""
-        embed_dim, num_heads, seq_len, use_bias, dropout, checkpoint = config_args(
-            "SelfAttention", args, ("embed_dim", "num_heads", "seq_len"),
-            (("use_bias", True), ("dropout", 0.0), ("checkpoint", False)))
-        dims(embed_dim, num_heads, seq_len)
-        flags(use_bias, checkpoint)
-        if not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
-            raise ValueError("dropout must be in [0, 1), got %r" % (dropout,))
-        if embed_dim % num_heads:
-            raise ValueError("embed_dim %d is not divisible by num_heads %d"
-                             % (embed_dim, num_heads))
-        E = embed_dim
-        return [("W" + n, (E, E)) for n in "qkvo"] + (
-            [("b" + n, (E,)) for n in "qkvo"] if use_bias else [])
-
     def __init__(self, embed_dim, num_heads, seq_len, use_bias=True, dropout=0.0,
                  checkpoint=False, seed=None):
         _require_positive("seq_len", seq_len)
@@ -249,12 +209,6 @@ class SelfAttention(Attention):
 
 class GlobalAvgPool(Layer):
     """(B*S, E) to (B, E): the mean over each sequence's S tokens."""
-
-    @staticmethod
-    def param_shapes(*args):
-        """No parameters."""
-        dims(*config_args("GlobalAvgPool", args, ("seq_len",)))
-        return []
 
     def __init__(self, seq_len):
         _require_positive("seq_len", seq_len)

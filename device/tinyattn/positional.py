@@ -4,7 +4,7 @@ import math
 
 from ulab import numpy as np
 
-from .layer import Layer, config_args, dims
+from .layer import Layer
 from .rng import Rng
 from .shapes import require_2d, require_rows
 
@@ -18,12 +18,6 @@ class PositionalEmbedding(Layer):
     """
 
     seeded = True
-
-    @staticmethod
-    def param_shapes(*args):
-        """P (seq_len, embed_dim)."""
-        return [("P", dims(*config_args("PositionalEmbedding", args,
-                                        ("seq_len", "embed_dim"))))]
 
     def __init__(self, seq_len, embed_dim, seed=None):
         for name, n in (("seq_len", seq_len), ("embed_dim", embed_dim)):

@@ -72,9 +72,9 @@ def load(path):
 # ---- a model from its config and named arrays (store.load and the link's LOAD_MODEL) ------
 def check_arrays(config, shapes):
     """ValueError unless `shapes` ({name: shape}) are exactly the parameters of `config`."""
-    from .layer import param_shapes
+    from .params import model_shapes
 
-    wanted = param_shapes(config)
+    wanted = model_shapes(config)
     names = sorted(name for name, _ in wanted)
     if sorted(shapes) != names:
         raise ValueError("the model needs arrays %s, got %s" % (names, sorted(shapes)))

@@ -3,7 +3,8 @@
 Modules of device/tinyattn written in plain Python (no `micropython`, no `ulab`) hold what the
 host must reproduce bit for bit or speak alike: the Iris data and model config (iris.py), the
 digits model (digits.py), the bench's plan (benchplan.py), the wire and file constants
-(wire.py). `device_module(name)` executes one of them here, once, as mpremote builds both ends of
+(wire.py), the parameters of every layer kind (params.py), the fixed-point multipliers
+(fixedpoint.py). `device_module(name)` executes one of them here, once, as mpremote builds both ends of
 its commands from one table.
 """
 

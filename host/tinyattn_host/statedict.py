@@ -30,11 +30,11 @@ import os
 import numpy as np
 
 from . import modelfile
+from .shared import device_module
 
 SEQUENTIAL = "sequential"  # the model kind of device/tinyattn/store.py
 _ATTENTION = (("in_proj_weight", ("Wq", "Wk", "Wv")), ("in_proj_bias", ("bq", "bk", "bv")),
               ("out_proj.weight", ("Wo",)), ("out_proj.bias", ("bo",)))
-_NO_PARAMS = ("Tokens", "Activation", "GlobalAvgPool", "Gelu")
 
 
 class StateDictError(ValueError):
@@ -42,35 +42,12 @@ class StateDictError(ValueError):
 
 
 def param_shapes(spec):
-    """{tinyattn parameter name: shape} of one layer config, in collect_params() order."""
-    kind = spec[0]
-    if kind == "Dense":
-        _, n_in, n_out, bias = spec
-        return dict([("W", (n_out, n_in))] + ([("b", (n_out,))] if bias else []))
-    if kind == "LayerNorm":
-        return {"gamma": (spec[1],), "beta": (spec[1],)}
-    if kind == "PositionalEmbedding":
-        return {"P": (spec[1], spec[2])}
-    if kind == "SelfAttention":
-        E, bias = spec[1], spec[4]
-        return _attention_shapes(E, bias)
-    if kind == "TransformerEncoderLayer":
-        E, F = spec[1], spec[3]
-        shapes = {"self_attn." + n: s for n, s in _attention_shapes(E, True).items()}
-        shapes.update({"linear1.W": (F, E), "linear1.b": (F,), "linear2.W": (E, F),
-                       "linear2.b": (E,), "norm1.gamma": (E,), "norm1.beta": (E,),
-                       "norm2.gamma": (E,), "norm2.beta": (E,)})
-        return shapes
-    if kind in _NO_PARAMS:
-        return {}
-    raise StateDictError("unknown layer kind %r in the description" % (kind,))
-
-
-def _attention_shapes(E, bias):
-    shapes = {n: (E, E) for n in ("Wq", "Wk", "Wv", "Wo")}
-    if bias:
-        shapes.update({n: (E,) for n in ("bq", "bk", "bv", "bo")})
-    return shapes
+    """{tinyattn parameter name: shape} of one layer config, in collect_params() order: the
+    device's own table (device/tinyattn/params.py)."""
+    try:
+        return dict(device_module("params").layer_shapes(spec))
+    except (TypeError, ValueError) as err:
+        raise StateDictError("layer %r in the description: %s" % (spec, err)) from None
 
 
 def _links(entry):
