@@ -9,10 +9,13 @@ FIRMWARE ?=
 BAUD     ?= 460800
 VIRTUAL_FLASH ?= build/virtual-flash
 
-.PHONY: help venv objdump test clean flash deploy repl run demo bench devs
+.PHONY: help venv objdump test test-board clean flash deploy repl run demo bench devs
 
 help:
-	@echo "make test     set up $(VENV) and run the whole test suite"
+	@echo "make test     set up $(VENV) and run the whole test suite (the device cases on"
+	@echo "             the virtual board, through make test-board PORT=virtual)"
+	@echo "make test-board [PORT=...]   the device cases (tests/board) on a board, through"
+	@echo "             mpremote: deploys tinyattn, copies each case and its fixtures to /tests"
 	@echo "make clean    remove $(VENV) and caches"
 	@echo "make devs     list the USB serial ports that may be an ESP32-S3"
 	@echo "make flash [PORT=...] FIRMWARE=firmware.bin [BAUD=460800]"
@@ -55,7 +58,14 @@ objdump:
 	  || echo "note: no $(OBJDUMP): chip-cost tests skip (apt-get install binutils-xtensa-lx106)"
 
 test: $(STAMP) objdump
-	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 2 -m "not board" $(PYTEST_ARGS)
+	$(MAKE) test-board PORT=virtual
+
+# The device cases through tests/board/runner.py on PORT (two virtual boards side by side
+# for PORT=virtual; a real board runs them one after another).
+test-board: $(STAMP)
+	$(BIN)/python -m pytest -m board --board=$(or $(PORT),default) \
+	  $(if $(filter virtual,$(PORT)),-n 2,-p no:xdist) $(PYTEST_ARGS)
 
 devs: $(STAMP)
 	@$(BIN)/python -m tinyattn_host.ports
