@@ -179,10 +179,10 @@ def board_test(module, fixtures=None, heap=None, needs_ulab=None):
     `needs_ulab`: a reason to skip on a unix port that has only the stand-in."""
 
     @pytest.mark.board
-    def test(board):
-        if needs_ulab and board.name == "unix" and not unixport.has_ulab(unixport.interpreter()):
+    def test(board_target):
+        if needs_ulab and board_target.name == "unix" and not unixport.has_ulab(unixport.interpreter()):
             pytest.skip(needs_ulab)
-        report = board.run(module, fixtures() if fixtures else {}, heap=heap)
+        report = board_target.run(module, fixtures() if fixtures else {}, heap=heap)
         report.check()
         assert sorted(report.passed) == sorted(f"{module}.{n}" for n in case_names(module))
 

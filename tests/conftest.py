@@ -19,7 +19,7 @@ def pytest_configure(config):
 
 
 @pytest.fixture(scope="session")
-def board(request):
+def board_target(request):
     """The --board target, opened once per session (per worker with pytest-xdist)."""
     target = open_target(request.config.getoption("--board"))
     yield target

@@ -11,6 +11,7 @@ import array
 
 from . import kernels
 from .qlayers import flip
+from .wire import MAX_SEQ_LEN
 from .qnumbers import (dequantize, fixed_point, int32_bias, int8_weights, multiplier,
                        quantize_tensor, scale_for, shape2)
 
@@ -23,6 +24,12 @@ class QAttention:
     {q, k, v, score, ctx, out (None: int32 output)}; scales {x, q, k, v, ctx, y, wq, ...}."""
 
     kind = "SelfAttention"
+    FIELDS = {"E": "dim", "H": "dim", "seq_len": "dim?", "bias": "list",
+              "mults": {"q": "mult", "k": "mult", "v": "mult", "score": "mult", "ctx": "mult",
+                        "out": "mult?"},
+              "scales": {"x": "scale", "q": "scale", "k": "scale", "v": "scale", "ctx": "scale",
+                         "wq": "scale", "wk": "scale", "wv": "scale", "wo": "scale",
+                         "y": "scale?"}}
 
     def __init__(self, embed_dim, num_heads, seq_len, weights, biases, mults, scales):
         self.embed_dim, self.num_heads, self.seq_len = embed_dim, num_heads, seq_len
@@ -142,6 +149,18 @@ class QAttention:
         out += [(prefix + "b" + n, self.biases[n], "i", (E,)) for n in PROJECTIONS
                 if self.biases[n] is not None]
         return out
+
+    @staticmethod
+    def check_spec(where, spec):
+        """What FIELDS cannot say of a description (at `where`); ValueError naming the field."""
+        if spec["E"] % spec["H"]:
+            raise ValueError("%s: 'E' (%d) must be a multiple of 'H' (%d)"
+                             % (where, spec["E"], spec["H"]))
+        if spec["seq_len"] is not None and spec["seq_len"] > MAX_SEQ_LEN:
+            raise ValueError("%s: 'seq_len' %d is over %d" % (where, spec["seq_len"], MAX_SEQ_LEN))
+        for name in spec["bias"]:
+            if name not in PROJECTIONS:
+                raise ValueError("%s: 'bias' lists q, k, v, o, got %r" % (where, name))
 
     @staticmethod
     def from_spec(spec, arrays, prefix):

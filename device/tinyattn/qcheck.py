@@ -1,26 +1,12 @@
 """An int8 model from a description sent by a host, checked field by field (LOAD_QMODEL).
 
-The description is what QSequential's layers give as spec(); the arrays are checked against
-what the built model holds (layer.arrays()): the same names, typecodes and shapes, nothing
-left over. Every problem is a ValueError naming the layer and the field or array.
+The description is what QSequential's layers give as spec(), checked against each int8 layer
+class's FIELDS (and its check_spec, when it has one); the arrays are checked against what the
+built model holds (layer.arrays()): the same names, typecodes and shapes, nothing left over.
+Every problem is a ValueError naming the layer and the field or array.
 """
 
-from .wire import MAX_MESSAGE, MAX_SEQ_LEN
-
-_FIELDS = {  # kind: {field: what it must be}; "?" allows null
-    "Dense": {"in": "dim", "out": "dim", "mult": "mult?", "s_x": "scale", "s_w": "scale",
-              "s_y": "scale?"},
-    "Activation": {"name": "str", "s_x": "scale", "s_y": "scale"},
-    "Tokens": {"seq_len": "dim", "s_x": "scale"},
-    "GlobalAvgPool": {"seq_len": "dim", "mult": "mult", "s_x": "scale", "s_y": "scale"},
-    "SelfAttention": {"E": "dim", "H": "dim", "seq_len": "dim?", "mults": "dict",
-                      "scales": "dict", "bias": "list"},
-}
-_ATTENTION_MULTS = {"q": "mult", "k": "mult", "v": "mult", "score": "mult", "ctx": "mult",
-                    "out": "mult?"}
-_ATTENTION_SCALES = dict((n, "scale") for n in ("x", "q", "k", "v", "ctx", "wq", "wk", "wv",
-                                                 "wo"))
-_ATTENTION_SCALES["y"] = "scale?"
+from .wire import MAX_MESSAGE
 
 
 def qmodel_from(layers, arrays):
@@ -59,24 +45,24 @@ def _plain(value):
 
 
 def _check_layer(i, spec):
+    from .quant import layer_kind
+
     kind = spec.get("kind") if isinstance(spec, dict) else None
-    fields = _FIELDS.get(kind) if isinstance(kind, str) else None
-    if fields is None:
+    cls = layer_kind(kind) if isinstance(kind, str) else None
+    if cls is None:
         raise ValueError("layers[%d]: 'kind' must be one of %s, got %r"
-                         % (i, ", ".join(sorted(_FIELDS)), kind))
-    _check_fields("layers[%d]" % i, spec, fields)
-    if kind == "SelfAttention":
-        where = "layers[%d]" % i
-        _check_fields(where + ".mults", spec["mults"], _ATTENTION_MULTS)
-        _check_fields(where + ".scales", spec["scales"], _ATTENTION_SCALES)
-        if spec["E"] % spec["H"]:
-            raise ValueError("%s: 'E' (%d) must be a multiple of 'H' (%d)"
-                             % (where, spec["E"], spec["H"]))
-        if spec["seq_len"] is not None and spec["seq_len"] > MAX_SEQ_LEN:
-            raise ValueError("%s: 'seq_len' %d is over %d" % (where, spec["seq_len"], MAX_SEQ_LEN))
-        for name in spec["bias"]:
-            if name not in ("q", "k", "v", "o"):
-                raise ValueError("%s: 'bias' lists q, k, v, o, got %r" % (where, name))
+                         % (i, ", ".join(layer_kind()), kind))
+    check_layer_spec("layers[%d]" % i, spec, cls)
+
+
+def check_layer_spec(where, spec, cls):
+    """spec against the int8 layer class `cls`: its kind, FIELDS and check_spec."""
+    if isinstance(spec, dict) and spec.get("kind") != cls.kind:
+        raise ValueError("%s: 'kind' must be %r, got %r" % (where, cls.kind, spec.get("kind")))
+    _check_fields(where, spec, cls.FIELDS)
+    check = getattr(cls, "check_spec", None)
+    if check is not None:
+        check(where, spec)
 
 
 def _check_fields(where, spec, fields):
@@ -89,6 +75,9 @@ def _check_fields(where, spec, fields):
         if name not in spec:
             raise ValueError("%s: field %r is missing" % (where, name))
         value = spec[name]
+        if isinstance(what, dict):
+            _check_fields("%s.%s" % (where, name), value, what)
+            continue
         if what.endswith("?"):
             if value is None:
                 continue
@@ -99,7 +88,10 @@ def _check_fields(where, spec, fields):
 
 
 _WANTED = {"dim": "an int in 1..%d" % MAX_MESSAGE, "scale": "a finite number > 0",
-           "str": "a string", "dict": "an object", "list": "a list",
+           "str": "a string", "dict": "an object", "list": "a list", "bool": "true or false",
+           "count": "an int >= 1", "lo": "-128 or 0 (the output's lowest value)",
+           "add": "[ma, mb, s]: ints 0 <= ma, mb < 2^15, 0 <= s <= 30",
+           "adds": "two [ma, mb, s] lists",
            "mult": "[m, s, p, cap]: ints 0 <= m < 2^15, 0 <= s, p <= 31, 1 <= cap < 2^31"}
 
 
@@ -112,7 +104,16 @@ def _valid(value, what):
         return isinstance(value, list) and len(value) == 4 and all(_is_int(v) for v in value) \
             and 0 <= value[0] < 32768 and 0 <= value[1] <= 31 and 0 <= value[2] <= 31 \
             and 1 <= value[3] < 2147483648
-    return isinstance(value, {"str": str, "dict": dict, "list": list}[what])
+    if what == "count":
+        return _is_int(value) and value >= 1
+    if what == "lo":
+        return _is_int(value) and value in (-128, 0)
+    if what == "add":
+        return isinstance(value, list) and len(value) == 3 and all(_is_int(v) for v in value) \
+            and 0 <= value[0] < 32768 and 0 <= value[1] < 32768 and 0 <= value[2] <= 30
+    if what == "adds":
+        return isinstance(value, list) and len(value) == 2 and all(_valid(v, "add") for v in value)
+    return isinstance(value, {"str": str, "dict": dict, "list": list, "bool": bool}[what])
 
 
 def _is_int(value):

@@ -53,6 +53,8 @@ class QLayerNorm:
     beta int32 at s_g / 2^12, eps_q in units of V; out int8 at s_y."""
 
     kind = "LayerNorm"
+    FIELDS = {"E": "dim", "eps": "count", "mult": "mult", "s_x": "scale", "s_g": "scale",
+              "s_y": "scale"}
 
     def __init__(self, E, gamma, beta, eps, mult, s_x, s_g, s_y):
         self.E, self.gamma, self.beta, self.eps, self.mult = E, gamma, beta, eps, mult
@@ -102,6 +104,8 @@ class QPositional:
     """x (B*S, E) plus the int8 table P (S, E, scale s_p) on every sequence, to int8 at s_y."""
 
     kind = "PositionalEmbedding"
+    FIELDS = {"seq_len": "dim", "E": "dim", "mults": "add", "s_x": "scale", "s_p": "scale",
+              "s_y": "scale"}
 
     def __init__(self, seq_len, E, P, mults, s_x, s_p, s_y):
         self.seq_len, self.E, self.P, self.mults = seq_len, E, P, mults
@@ -195,6 +199,8 @@ class QTransformerEncoderLayer:
     norm2}; adds (mults of the first and second residual add)."""
 
     kind = "TransformerEncoderLayer"
+    FIELDS = {"seq_len": "dim", "norm_first": "bool", "causal": "bool", "adds": "adds",
+              "s_x": "scale", "s_y": "scale", "parts": "dict"}
 
     def __init__(self, parts, adds, norm_first, seq_len, causal, s_x, s_y):
         self.parts, self.adds = parts, adds
@@ -347,6 +353,21 @@ class QTransformerEncoderLayer:
             if self.parts[name] is not None:
                 out += self.parts[name].arrays(prefix + name + ".")
         return out
+
+    @staticmethod
+    def check_spec(where, spec):
+        """Each part's description against its int8 layer's FIELDS (act only for GELU)."""
+        from .qcheck import check_layer_spec
+
+        for name in spec["parts"]:
+            if name not in _PART_KINDS:
+                raise ValueError("%s: 'parts' has %r; its parts are %s"
+                                 % (where, name, ", ".join(PARTS)))
+        for name in PARTS:
+            if name in spec["parts"]:
+                check_layer_spec(where + ".parts." + name, spec["parts"][name], _PART_KINDS[name])
+            elif name != "act":
+                raise ValueError("%s: 'parts' lacks %r" % (where, name))
 
     @staticmethod
     def from_spec(spec, arrays, prefix):

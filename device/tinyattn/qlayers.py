@@ -39,6 +39,8 @@ class QDense:
     """y = x W^T + b: int32 accumulator, then requantized to int8 (or kept, mult None)."""
 
     kind = "Dense"
+    FIELDS = {"in": "dim", "out": "dim", "mult": "mult?", "s_x": "scale", "s_w": "scale",
+              "s_y": "scale?", "lo": "lo"}
 
     def __init__(self, in_features, out_features, W, b, mult, s_x, s_w, s_y, lo=-128):
         self.in_features, self.out_features = in_features, out_features
@@ -94,6 +96,7 @@ class QActivation:
     """An activation as a 256-entry int8 table: table[v & 255] = round(f(v s_x) / s_y)."""
 
     kind = "Activation"
+    FIELDS = {"name": "str", "s_x": "scale", "s_y": "scale"}
 
     def __init__(self, name, table, s_x, s_y):
         self.name, self.table, self.s_x, self.s_y = name, table, s_x, s_y
@@ -135,6 +138,7 @@ class QTokens:
     """(B, S*E) to (B*S, E): the same bytes, another shape."""
 
     kind = "Tokens"
+    FIELDS = {"seq_len": "dim", "s_x": "scale"}
 
     def __init__(self, seq_len, s_x):
         self.seq_len, self.s_x = seq_len, s_x
@@ -166,6 +170,7 @@ class QGlobalAvgPool:
     """(B*S, E) to (B, E): int sums of each sequence's tokens, requantized by 1/S."""
 
     kind = "GlobalAvgPool"
+    FIELDS = {"seq_len": "dim", "mult": "mult", "s_x": "scale", "s_y": "scale"}
 
     def __init__(self, seq_len, mult, s_x, s_y):
         self.seq_len, self.mult, self.s_x, self.s_y = seq_len, mult, s_x, s_y

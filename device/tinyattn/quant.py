@@ -24,6 +24,15 @@ ENCODER_KINDS = ("LayerNorm", "PositionalEmbedding", "Gelu", "TransformerEncoder
 the float encoder modules take ~17 KB of a board's heap."""
 
 
+def layer_kind(kind=None):
+    """The int8 layer class of a saved `kind` (None for an unknown one); without a kind, the
+    names of every kind."""
+    _encoder("LayerNorm" if kind is None else kind)
+    if kind is None:
+        return sorted(KINDS)
+    return KINDS.get(kind)
+
+
 def _encoder(kind):
     """The qencoder module when `kind` is one of ENCODER_KINDS (registered in KINDS), else None."""
     if kind not in ENCODER_KINDS:

@@ -21,6 +21,7 @@ from .reference import integer
 from .reference.layers import sequential_forward
 from .reference.training import SGD, Adam, accuracy, train, train_step
 from .shared import device_module
+from .statedict import param_shapes
 
 IRIS = device_module("iris")
 IRIS_CONFIG = IRIS.CONFIG  # the board's (the check compares it with GET_WEIGHTS' config)
@@ -91,15 +92,7 @@ def random_model(seed):
     rng = np.random.default_rng(seed)
     params = {}
     for i, spec in enumerate(IRIS_CONFIG):
-        if spec[0] == "Dense":
-            shapes = {"W": (spec[2], spec[1]), "b": (spec[2],)}
-        elif spec[0] == "SelfAttention":
-            E = spec[1]
-            shapes = {n: (E, E) for n in ("Wq", "Wk", "Wv", "Wo")}
-            shapes.update({n: (E,) for n in ("bq", "bk", "bv", "bo")})
-        else:
-            continue
-        for name, shape in shapes.items():
+        for name, shape in param_shapes(spec).items():
             bound = np.sqrt(6.0 / sum(shape)) if len(shape) == 2 else 0.1
             params["%d.%s" % (i, name)] = rng.uniform(-bound, bound, shape)
     return _float32(params)

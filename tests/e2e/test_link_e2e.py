@@ -8,13 +8,14 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 import serial
 
 from tinyattn_host import protocol as P
 from tinyattn_host import unixport
 from tinyattn_host.board import Board, BoardError
-from tinyattn_host.harness import Check, write_report
+from tinyattn_host.harness import IRIS_CONFIG, Check, write_report
 from tinyattn_host.virtual_board import has_raw_repl
 
 pytestmark = pytest.mark.skipif(
@@ -116,3 +117,27 @@ def test_no_micropython_answering():
     finally:
         os.close(slave)
         os.close(master)
+
+
+def test_an_int8_model_sent_back_with_load_qmodel_runs_bit_for_bit(board):
+    """QUANTIZE's reply (layers and arrays) is what LOAD_QMODEL takes: the Iris model and the
+    digits encoder model, each loaded over another int8 model, answer as the reference."""
+    from tinyattn_host.digits import DIGITS_CONFIG, init_params
+    from tinyattn_host.harness import in_scale, iris, quantize_input, random_model
+    from tinyattn_host.reference import integer_encoder
+
+    link = board.start_link()
+    X_iris = iris()[0][:20]
+    X_digits = np.random.default_rng(5).uniform(0, 1, (6, 64)).astype(np.float32)
+    for config, params, X in ((IRIS_CONFIG, random_model(3), X_iris),
+                              (DIGITS_CONFIG, init_params(DIGITS_CONFIG, 3), X_digits)):
+        link.request(P.LOAD_MODEL, {"config": config}, params)
+        qhead, qarrays = link.request(P.QUANTIZE, {}, {"x": X})
+        xq = quantize_input(X, in_scale(qhead))
+        link.request(P.LOAD_MODEL, {"config": IRIS_CONFIG}, random_model(4))
+        link.request(P.QUANTIZE, {}, {"x": X_iris})  # another int8 model in its place
+        link.request(P.LOAD_QMODEL, {"layers": qhead["layers"]}, qarrays)
+        head, got = link.request(P.FORWARD_INT8, {}, {"x": xq})
+        layers = integer_encoder.layers_from_specs(qhead["layers"], qarrays)
+        want = integer_encoder.sequential(xq, layers)[-1]
+        np.testing.assert_array_equal(got["y"].reshape(head["rows"], head["cols"]), want)
