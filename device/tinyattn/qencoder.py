@@ -10,7 +10,7 @@ QDense. Each follows the contract of qlayers: planned once per shape, run with n
 
 import array
 
-from . import kernels
+from . import kernels, qkernels_attend
 from . import qkernels_norm as nk
 from .encoder import TransformerEncoderLayer
 from .gelu import Gelu
@@ -272,7 +272,7 @@ class QTransformerEncoderLayer:
             h = p["norm1"].plan(first, rows, cols)[0]
             nk.bind_add(self.add2, rows, h, self._plan_ff(h, rows), second)
             y = p["norm2"].plan(second, rows, cols)[0]
-        kernels.set_keep(p["self_attn"].core, None, self.causal)
+        qkernels_attend.set_keep(p["self_attn"].core, None, self.causal)
         self._source, self._out = src, (y, rows, cols)
         return self._out
 
@@ -328,7 +328,7 @@ class QTransformerEncoderLayer:
         key j of sequence b is padding; causal None: the layer's."""
         if x is not self._source or rows != self._rows:
             self.plan(x, rows, cols)
-        kernels.set_keep(self.parts["self_attn"].core, keep,
+        qkernels_attend.set_keep(self.parts["self_attn"].core, keep,
                          self.causal if causal is None else causal)
         self.run()
         return self._out

@@ -17,7 +17,7 @@ b repeats every `period` rows (the positional table), or not at all (a residual)
 import micropython
 from micropython import const
 
-from .kernels import _count, _header, address_distance, need
+from .kernels import address_distance, need, need_int, new_header
 
 MAX_WIDTH = 256
 """Longest LayerNorm row: V + eps_q must stay below 2^31 (16384 E^2 + 2^30 - 1)."""
@@ -146,7 +146,7 @@ def norm_header(E, beta, eps, mult):
     beta: int32 (E,) at the scale of z gamma; eps: eps_q in [1, MAX_EPS]; mult: the requantize
     of z gamma + beta to the int8 output.
     """
-    _count("E", E, 1)
+    need_int("E", E, 1)
     if E > MAX_WIDTH:
         raise ValueError("LayerNorm of %d values is over %d: V + eps could leave int32"
                          % (E, MAX_WIDTH))
@@ -154,7 +154,7 @@ def norm_header(E, beta, eps, mult):
         raise ValueError("eps_q must be an int in [1, %d], got %r" % (MAX_EPS, eps))
     need("beta", beta, 4, E)
     room = 2147483647 - 128 * (1 << FRACTION) * 16  # |z| < 2^16 for E <= 256
-    h = _header(_NORM + E, mult)
+    h = new_header(_NORM + E, mult)
     h[_N_E], h[_N_EPS] = E, eps
     for j in range(E):
         if not -room <= beta[j] <= room:
@@ -166,7 +166,7 @@ def norm_header(E, beta, eps, mult):
 def bind_norm(h, gamma, rows, src, dst):
     """Point a LayerNorm header at int8 src and dst (rows, E); gamma offset binary (E,)."""
     E = h[_N_E]
-    _count("rows", rows)
+    need_int("rows", rows)
     need("gamma", gamma, 1, E)
     need("src", src, 1, rows * E)
     need("dst", dst, 1, rows * E)
@@ -176,12 +176,12 @@ def bind_norm(h, gamma, rows, src, dst):
 
 def add_header(cols, mults):
     """The header of y = a + b on rows of `cols` int8 values; mults (ma, mb, s)."""
-    _count("cols", cols, 1)
+    need_int("cols", cols, 1)
     ma, mb, s = mults
     if not (0 <= ma < 32768 and 0 <= mb < 32768 and 0 <= s <= 30):
         raise ValueError("add multipliers (ma=%r, mb=%r, s=%r) are outside 0 <= m < 2^15, "
                          "0 <= s <= 30: use qencoder.add_multipliers" % (ma, mb, s))
-    h = _header(_ADD, None)
+    h = new_header(_ADD, None)
     h[_D_COLS], h[_M], h[_D_MB], h[_S] = cols, ma, mb, s
     return h
 
@@ -190,8 +190,8 @@ def bind_add(h, rows, a, b, dst, period=None):
     """Point an add header at int8 a and dst (rows, cols); b (int8) holds `period` rows that
     repeat (None: rows, b as large as a)."""
     cols = h[_D_COLS]
-    _count("rows", rows)
-    period = rows if period is None else _count("period", period, 1)
+    need_int("rows", rows)
+    period = rows if period is None else need_int("period", period, 1)
     if period and rows % period:
         raise ValueError("%d rows are not whole periods of %d" % (rows, period))
     need("a", a, 1, rows * cols)

@@ -246,12 +246,17 @@ def on_board(collector, port, quick):
     collector.results["header"]["package"] = "as deployed on the board"
 
 
+KERNEL_SOURCES = ("kernels.py", "qkernels_attend.py")  # linear; the attention core
+
+
 def chip_cost():
     """The int8 kernels' inner loops on the ESP32-S3, estimated from the xtensawin code
-    mpy-cross emits for kernels.py (tinyattn_host.chipcost), as a markdown table."""
+    mpy-cross emits for kernels.py and qkernels_attend.py (tinyattn_host.chipcost), as a
+    markdown table."""
     from . import chipcost
 
-    return chipcost.markdown_table(chipcost.kernel_loops(SOURCE_DIR / "kernels.py"))
+    loops = [loop for name in KERNEL_SOURCES for loop in chipcost.kernel_loops(SOURCE_DIR / name)]
+    return chipcost.markdown_table(loops)
 
 
 def main(argv=None):
