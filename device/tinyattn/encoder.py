@@ -14,7 +14,7 @@ from .gelu import Gelu
 from .layer import Layer
 from .params import ENCODER_ACTIVATIONS as ACTIVATIONS
 from .layernorm import LayerNorm
-from .layers import Activation, Dense, SelfAttention
+from .layers import Activation, Dense
 from .rng import Rng
 
 

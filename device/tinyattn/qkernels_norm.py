@@ -180,7 +180,7 @@ def add_header(cols, mults):
     ma, mb, s = mults
     if not (0 <= ma < 32768 and 0 <= mb < 32768 and 0 <= s <= 30):
         raise ValueError("add multipliers (ma=%r, mb=%r, s=%r) are outside 0 <= m < 2^15, "
-                         "0 <= s <= 30: use qencoder.add_multipliers" % (ma, mb, s))
+                         "0 <= s <= 30: use qnorm.add_multipliers" % (ma, mb, s))
     h = new_header(_ADD, None)
     h[_D_COLS], h[_M], h[_D_MB], h[_S] = cols, ma, mb, s
     return h

@@ -1,4 +1,4 @@
-"""NumPy reference of the int8 encoder ops (device/tinyattn/qkernels_norm.py, qencoder.py),
+"""NumPy reference of the int8 encoder ops (device/tinyattn/qkernels_norm.py, qnorm.py, qencoder.py),
 bit for bit, every intermediate checked into int32 as in `integer`.
 
 LayerNorm of an int8 row x of E values (scale s_x; the normalisation does not depend on it):
