@@ -54,7 +54,7 @@ def check_digits(check, rows=None):
     batches = []
     for index, start in enumerate(range(0, len(X_test), batch_size)):
         xb = X_test[start:start + batch_size]
-        head, got = check._request(protocol.FORWARD, {}, {"x": xb}, reload=load)
+        head, got = check.request(protocol.FORWARD, {}, {"x": xb}, reload=load)
         logits = got["logits"].astype(np.float64)
         ref = want[start:start + len(xb)]
         batch = {"batch": index, "rows": len(xb), "rel_err": relative_error(logits, ref),

@@ -177,7 +177,7 @@ class Check:
         self.summary.seconds = time.monotonic() - start
         return self.summary
 
-    def _request(self, kind, head=None, arrays=(), reload=None):
+    def request(self, kind, head=None, arrays=(), reload=None):
         """A request that survives one device reset: reconnect, reload, ask again."""
         try:
             return self.board.link.request(kind, head, arrays)
@@ -195,11 +195,11 @@ class Check:
             return self.board.link.request(protocol.QUANTIZE, {}, {"x": X})
 
         load()
-        head, _ = self._request(protocol.GET_WEIGHTS, reload=load)
+        head, _ = self.request(protocol.GET_WEIGHTS, reload=load)
         if head["config"] != IRIS_CONFIG:
             raise RuntimeError("the device's model config %r is not the harness's %r"
                                % (head["config"], IRIS_CONFIG))
-        qhead, qarrays = self._request(protocol.QUANTIZE, {}, {"x": X}, reload=load)
+        qhead, qarrays = self.request(protocol.QUANTIZE, {}, {"x": X}, reload=load)
         qlayers = reference_qlayers(qhead, qarrays)
         s_in, s_out = in_scale(qhead), out_scale(qhead)
         ref_logits, caches = sequential_forward(IRIS_CONFIG, params, X)
@@ -214,11 +214,11 @@ class Check:
             xb = X[start:start + self.batch_size]
             want = ref_logits[start:start + len(xb)]
             first = index == 0
-            fhead, got = self._request(protocol.FORWARD, {"attention": first}, {"x": xb},
+            fhead, got = self.request(protocol.FORWARD, {"attention": first}, {"x": xb},
                                        reload=load)
             logits = got["logits"].astype(np.float64)
             xq = quantize_input(xb, s_in)
-            ihead, iout = self._request(protocol.FORWARD_INT8, {}, {"x": xq}, reload=load)
+            ihead, iout = self.request(protocol.FORWARD_INT8, {}, {"x": xq}, reload=load)
             yq = iout["y"].reshape(ihead["rows"], ihead["cols"])
             yq_ref = integer.sequential(xq, qlayers)[-1]
             tolerance = FLOAT_TOLERANCE * max(1.0, np.abs(want).max())
