@@ -21,7 +21,12 @@ def pytest_configure(config):
 @pytest.fixture(scope="session")
 def board_target(request):
     """The --board target, opened once per session (per worker with pytest-xdist)."""
-    target = open_target(request.config.getoption("--board"))
+    from tinyattn_host.ports import BoardError
+
+    try:
+        target = open_target(request.config.getoption("--board"))
+    except BoardError as err:  # one line for the whole run, not one error per test
+        pytest.exit("--board %s: %s" % (request.config.getoption("--board"), err), returncode=2)
     yield target
     if hasattr(target, "close"):
         target.close()
