@@ -1,36 +1,19 @@
-"""The viper kernels against the NumPy integer reference, bit for bit, on the unix port.
+"""The viper kernels against the NumPy integer reference, bit for bit
+(tests/board/case_kernels.py on the board).
 
 Each kernel is driven through its public header API (kernels.linear_header / bind_linear /
 linear, attend_header / bind_attend / attend, pool_header / bind_pool / pool, lookup) with
 blocks inside larger buffers, every output layout the int8 layers use, masks, and the inputs
-that drive every int32 intermediate to its bound.
+that drive every int32 intermediate to its bound. Here: the configurations and the reference's
+outputs (the fixtures), and the host-only checks on them.
 """
+
+from functools import lru_cache
 
 import numpy as np
-import pytest
 
-from device_runner import run_device
+from board_cases import board_test
 from tinyattn_host.reference import integer as ref
-from tinyattn_host.unixport import MicroPythonError
-
-LINEAR_CASE = """
-import array
-from tinyattn import kernels as K
-c = IN['c']
-rows, cols, depth = c['rows'], c['cols'], c['depth']
-w = bytearray(v + 128 for v in c['w'])  # offset binary
-src = array.array('b', c['x']) if not c['offset_binary'] else bytearray(v + 128 for v in c['x'])
-bias = None if c['bias'] is None else array.array('i', c['bias'])
-h = K.linear_header(cols, depth, bias, c['mult'], c['lo'], c['hi'])
-dst = array.array('i' if c['mult'] is None else 'b', bytes(c['dst_len'] * (4 if c['mult'] is None else 1)))
-K.bind_linear(h, w, rows, src, dst, src_off=c['src_off'], src_row=c['src_row'],
-              offset_binary=c['offset_binary'], dst_off=c['dst_off'], dst_row=c['dst_row'],
-              dst_col=c['dst_col'], group=c['group'], group_stride=c['group_stride'],
-              add=c['add'])
-K.linear(h, w)
-K.linear(h, w)  # a second run gives the same: nothing is left over from the first
-OUT['dst'] = list(dst)
-"""
 
 
 def _int8(rng, shape, low=-128):
@@ -96,37 +79,6 @@ def test_linear_configurations_vary():
     assert {c["depth"] % 8 for c in cs} >= {0, 1, 7} and max(c["depth"] for c in cs) >= 64
 
 
-@pytest.mark.parametrize("seed", range(len(LINEAR_CONFIGS)))
-def test_linear_matches_reference_bit_for_bit(seed):
-    c = LINEAR_CONFIGS[seed]
-    out = run_device(LINEAR_CASE, {"c": c})
-    np.testing.assert_array_equal(np.array(out["dst"]), linear_reference(c))
-
-
-ATTEND_CASE = """
-import array
-from tinyattn import kernels as K
-c = IN['c']
-S, H, D, B = c['S'], c['H'], c['D'], c['B']
-E, rows = H * D, B * c['S']
-q = array.array('b', c['q'])
-k = bytearray(v + 128 for v in c['k'])
-vt = bytearray(rows * E)
-for r in range(rows):  # V (rows, E) to V^T, offset binary: b E S + c S + j
-    first = r - r % S
-    for col in range(E):
-        vt[first * E + col * S + r - first] = c['v'][r * E + col] + 128
-ctx = array.array('b', bytes(rows * E))
-scores = array.array('i', bytes(4 * rows * H * S))
-probs = array.array('H', bytes(2 * rows * H * S))
-h = K.attend_header(S, H, D, c['score_mult'], c['ctx_mult'])
-K.bind_attend(h, rows, q, k, vt, ctx, scores, probs)
-K.set_keep(h, None if c['keep'] is None else bytearray(c['keep']), c['causal'])
-K.attend(h)
-OUT.update(ctx=list(ctx), scores=list(scores), probs=list(probs))
-"""
-
-
 def attend_config(seed):
     rng = np.random.default_rng(1000 + seed)
     S, B = int(rng.choice([1, 2, 5, 8, 9, 16])), int(rng.integers(1, 4))
@@ -176,136 +128,95 @@ def test_attend_configurations_vary():
     assert {c["D"] % 8 for c in cs} >= {0, 1, 4} and {c["S"] % 8 for c in cs} >= {0, 1, 5}
 
 
-@pytest.mark.parametrize("seed", range(len(ATTEND_CONFIGS)))
-def test_attend_matches_reference_bit_for_bit(seed):
-    c = ATTEND_CONFIGS[seed]
-    out = run_device(ATTEND_CASE, {"c": c})
-    for name, values in attend_reference(c).items():
-        np.testing.assert_array_equal(np.array(out[name]), values, err_msg=name)
 
-
-POOL_AND_LOOKUP = """
-import array
-from tinyattn import kernels as K
-c = IN['c']
-src = array.array('b', c['x'])
-dst = array.array('b', bytes(c['groups'] * c['cols']))
-h = K.pool_header(c['tokens'], c['cols'], c['mult'])
-K.bind_pool(h, c['groups'], src, dst)
-K.pool(h)
-y = array.array('b', bytes(len(src)))
-K.lookup(src, y, len(src), array.array('b', c['table']))
-OUT.update(pool=list(dst), lookup=list(y))
-"""
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_pool_and_lookup_match_reference(seed):
+def pool_config(seed):
     rng = np.random.default_rng(seed)
     groups, tokens, cols = (int(v) for v in rng.integers(1, [6, 9, 17]))
     x = _int8(rng, (groups * tokens, cols))
-    c = dict(groups=groups, tokens=tokens, cols=cols, x=x.ravel().tolist(),
-             mult=ref.fixed_point(float(rng.uniform(0.02, 2.0)) / tokens, 128),
-             table=_int8(rng, 256).tolist())
-    out = run_device(POOL_AND_LOOKUP, {"c": c})
-    want = ref.requantize(ref.sum_tokens(x, tokens), c["mult"])
-    np.testing.assert_array_equal(np.array(out["pool"]), want.ravel())
-    np.testing.assert_array_equal(np.array(out["lookup"]), ref.lookup(x, c["table"]).ravel())
+    return dict(groups=groups, tokens=tokens, cols=cols, x=x.ravel().tolist(),
+                mult=ref.fixed_point(float(rng.uniform(0.02, 2.0)) / tokens, 128),
+                table=_int8(rng, 256).tolist())
 
 
-@pytest.mark.parametrize("depth,keys,bias_max", [(64, 64, 2 ** 30), (512, 256, 2 ** 20)])
-def test_worst_case_inputs_match_reference(depth, keys, bias_max):
-    """The extreme inputs that drive each int32 intermediate to its bound."""
-    ref.worst_case_bounds(depth=depth, bias_max=bias_max, head_dim=depth, keys=keys)
+def pool_reference(c):
+    x = np.array(c["x"]).reshape(c["groups"] * c["tokens"], c["cols"])
+    return dict(pool=ref.requantize(ref.sum_tokens(x, c["tokens"]), c["mult"]).ravel(),
+                lookup=ref.lookup(x, c["table"]).ravel())
+
+
+WORST_CASES = [(64, 64, 2 ** 30), (512, 256, 2 ** 20)]  # depth (= head_dim), keys, bias_max
+
+
+def worst_linear(depth, bias_max):
     x, w, bias = ref.worst_case_matmul_inputs(2, 4, depth, bias_max)
     w = np.maximum(w, -127)  # weights are [-127, 127]
-    c = dict(rows=2, cols=4, depth=depth, offset_binary=False, src_off=0, src_row=depth,
-             x=x.ravel().tolist(), w=w.ravel().tolist(), bias=bias.tolist(), mult=None,
-             lo=-128, hi=127, add=0, dst_off=0, dst_row=4, dst_col=1, group=0,
-             group_stride=0, dst_len=8)
-    out = run_device(LINEAR_CASE, {"c": c})
-    want = linear_reference(c)
-    assert np.abs(want).max() == depth * 128 * 127 + bias_max
-    np.testing.assert_array_equal(np.array(out["dst"]), want)
+    return dict(rows=2, cols=4, depth=depth, offset_binary=False, src_off=0, src_row=depth,
+                x=x.ravel().tolist(), w=w.ravel().tolist(), bias=bias.tolist(), mult=None,
+                lo=-128, hi=127, add=0, dst_off=0, dst_row=4, dst_col=1, group=0,
+                group_stride=0, dst_len=8)
 
-    # attention: Q = -128, K alternating -128 / 127 (scores +-head_dim 2^14), V = -128
-    S, D = keys, depth
+
+def worst_attend(keys, head_dim):
+    """Q = -128, K alternating -128 / 127 by key (scores +-head_dim 2^14), V = -128: the
+    device makes these buffers from S and D (case_kernels.test_worst_case_inputs...)."""
+    S, D = keys, head_dim
     q = np.full((S, D), -128)
     k = np.where((np.arange(S) % 2 == 0)[:, None], -128, 127) * np.ones((1, D), dtype=int)
-    a = dict(S=S, B=1, H=1, D=D, causal=False, keep=None, q=q.ravel().tolist(),
-             k=k.ravel().tolist(), v=[-128] * (S * D),
-             score_mult=ref.fixed_point(1e-4, ref.EXP_LIMIT),
-             ctx_mult=ref.fixed_point(1.0 / 32768, 128))
-    out = run_device(ATTEND_CASE, {"c": a})
-    for name, values in attend_reference(a).items():
-        np.testing.assert_array_equal(np.array(out[name]), values, err_msg=name)
-    assert np.abs(np.array(out["scores"])).max() == D * 128 * 128
+    return dict(S=S, B=1, H=1, D=D, causal=False, keep=None, q=q.ravel(), k=k.ravel(),
+                v=np.full(S * D, -128), score_mult=ref.fixed_point(1e-4, ref.EXP_LIMIT),
+                ctx_mult=ref.fixed_point(1.0 / 32768, 128))
 
 
-BAD_CALL = """
-import array
-from tinyattn import kernels as K
-b8 = lambda n: array.array('b', bytes(n))
-i32 = lambda n: array.array('i', bytes(4 * n))
-h = K.linear_header(2, 3)
-calls = {
-    'short_src': lambda: K.bind_linear(h, b8(6), 2, b8(5), i32(4)),
-    'short_w': lambda: K.bind_linear(h, b8(5), 2, b8(6), i32(4)),
-    'short_dst': lambda: K.bind_linear(h, b8(6), 2, b8(6), i32(3)),
-    'dst_not_int32': lambda: K.bind_linear(h, b8(6), 2, b8(6), bytearray(16)),
-    'src_row_too_small': lambda: K.bind_linear(h, b8(6), 2, b8(9), i32(4), src_row=2),
-    'negative_offset': lambda: K.bind_linear(h, b8(6), 2, b8(9), i32(4), src_off=-1),
-    'not_a_buffer': lambda: K.bind_linear(h, b8(6), 2, [0] * 6, i32(4)),
-    'short_bias': lambda: K.linear_header(2, 3, i32(1)),
-    'bias_overflows': lambda: K.linear_header(2, 3, array.array('i', [2 ** 31 - 1, 0])),
-    'bad_mult': lambda: K.linear_header(2, 3, None, (40000, 20, 0, 100)),
-    'bad_cap': lambda: K.linear_header(2, 3, None, (16384, 20, 0, 40000)),
-    'bad_bounds': lambda: K.linear_header(2, 3, None, (16384, 20, 0, 100), 5, 4),
-    'zero_depth': lambda: K.linear_header(2, 0),
-    'attend_rows_not_sequences': lambda: K.bind_attend(
-        K.attend_header(3, 1, 2, (16384, 14, 0, 3000), (16384, 20, 0, 100)), 4, b8(8), b8(8),
-        b8(8), b8(8)),
-    'attend_short_k': lambda: K.bind_attend(
-        K.attend_header(2, 1, 2, (16384, 14, 0, 3000), (16384, 20, 0, 100)), 4, b8(8), b8(7),
-        b8(8), b8(8)),
-    'pool_short_dst': lambda: K.bind_pool(K.pool_header(2, 3, (16384, 20, 0, 100)), 2, b8(12),
-                                          b8(5)),
-    'lookup_short_table': lambda: K.lookup(b8(4), b8(4), 4, b8(255)),
-}
-OUT['errors'] = devio.value_errors(calls)
-"""
+def periodic(values):
+    """{"pattern": the shortest p items whose repetition makes `values`, "n": the count}:
+    how the device gets a 256 x 256 block of scores without 65,536 numbers."""
+    values = np.asarray(values).ravel()
+    n = values.size
+    for p in range(1, n + 1):
+        if n % p == 0 and np.array_equal(values, np.tile(values[:p], n // p)):
+            return {"pattern": values[:p].tolist(), "n": n}
 
 
-def test_bad_buffers_raise_value_error_before_the_kernels_run():
-    errors = run_device(BAD_CALL)["errors"]
-    for name, message in errors.items():
-        assert message != "no error", name
-    assert "holds 5 items, the shape needs 6" in errors["short_src"]
-    assert "4-byte items" in errors["dst_not_int32"]
-    assert "shorter than the depth" in errors["src_row_too_small"]
-    assert "must be a buffer" in errors["not_a_buffer"]
-    assert "fixed_point" in errors["bad_mult"]
-    assert "overflow" in errors["bias_overflows"]
-    assert "not whole sequences" in errors["attend_rows_not_sequences"]
+@lru_cache(maxsize=None)
+def worst_case(index):
+    depth, keys, bias_max = WORST_CASES[index]
+    ref.worst_case_bounds(depth=depth, bias_max=bias_max, head_dim=depth, keys=keys)
+    linear, attend = worst_linear(depth, bias_max), worst_attend(keys, depth)
+    return linear, linear_reference(linear), attend, attend_reference(attend)
 
 
-def test_exp_tables_and_word_size():
-    out = run_device("""
-import sys
-from tinyattn import kernels as K
-OUT.update(hi=list(K.EXP_HI), lo=list(K.EXP_LO), limit=K.EXP_LIMIT, ext=K.EXT,
-           bits=len(bin(sys.maxsize)) - 1)
-""")
-    assert out["hi"] == ref.EXP_HI.tolist() and out["lo"] == ref.EXP_LO.tolist()
-    assert out["limit"] == ref.EXP_LIMIT
-    # EXT sign-extends a 32-bit value in a viper int: 32 on a 64-bit port, 0 on a 32-bit one
-    assert out["ext"] == (32 if out["bits"] > 32 else 0)
+def test_worst_cases_reach_the_bounds():
+    """The reference's outputs for the extreme inputs reach every int32 bound (the device
+    matches them item for item on the board)."""
+    for index, (depth, keys, bias_max) in enumerate(WORST_CASES):
+        _, dst, _, out = worst_case(index)
+        assert np.abs(dst).max() == depth * 128 * 127 + bias_max
+        assert np.abs(out["scores"]).max() == depth * 128 * 128
 
 
-def test_kernels_reject_float_buffers_cleanly():
-    with pytest.raises(MicroPythonError, match="ValueError"):
-        run_device("""
-from tinyattn import kernels as K
-h = K.linear_header(2, 3)
-K.bind_linear(h, np.zeros((2, 3)), 2, np.zeros((2, 3)), np.zeros((2, 2)))
-""")
+def make_fixtures():
+    fixtures = {}
+    for seed, c in enumerate(LINEAR_CONFIGS):
+        fixtures["linear%02d" % seed] = {"seed": seed, "c": c,
+                                         "dst": linear_reference(c).tolist()}
+    for seed, c in enumerate(ATTEND_CONFIGS):
+        want = attend_reference(c)
+        fixtures["attend%02d" % seed] = dict({"seed": seed, "c": c},
+                                             **{k: v.tolist() for k, v in want.items()})
+    for seed in range(6):
+        c = pool_config(seed)
+        fixtures["pool%02d" % seed] = dict({"c": c}, **{k: v.tolist()
+                                                         for k, v in pool_reference(c).items()})
+    for index in range(len(WORST_CASES)):
+        linear, dst, attend, out = worst_case(index)
+        shape = {k: attend[k] for k in ("S", "B", "H", "D", "causal", "keep", "score_mult",
+                                          "ctx_mult")}
+        fixtures["worst%d" % index] = dict({"linear": linear, "dst": dst.tolist(),
+                                            "attend": shape},
+                                           **{k: periodic(v) for k, v in out.items()})
+    fixtures["tables"] = {"hi": ref.EXP_HI.tolist(), "lo": ref.EXP_LO.tolist(),
+                          "limit": ref.EXP_LIMIT}
+    return fixtures
+
+
+test_kernels_on_board = board_test("case_kernels", make_fixtures)

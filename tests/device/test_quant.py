@@ -1,57 +1,168 @@
 """The int8 model (tinyattn.quant) against the NumPy integer reference, bit for bit, and
-against the float model it came from."""
+against the float model it came from (tests/board/case_quant.py on the board).
 
-import numpy as np
-import pytest
-
-from device_runner import run_device
-from tinyattn_host.reference import attention_forward
-from tinyattn_host.reference import integer as ref
-from tinyattn_host.reference.training import train as train_reference
-from tinyattn_host.unixport import MicroPythonError
-
-DUMP = """
-def dump_layers(qm):
-    arrays = {}
-    for name, buf, code, shape in qm.named_arrays():
-        arrays[name] = list(buf)
-    return {'specs': qm.description()['layers'], 'arrays': arrays}
+The bit-exact checks need an int8 model the host knows exactly. `quantize` below makes it as
+the device's tinyattn.quant.quantize does (the same scales, weights, biases, multipliers and
+tables), in float64; the host writes it as a model file (tinyattn_host.modelfile, kind
+"quantized") with the integer reference's output of every layer, and the device loads that
+file and runs it. The device's own quantize runs in its own float (float32 on a board), so
+its model may differ from the host's by a last rounding: the device holds it to the host's
+within that (case_quant.near_model), and holds its int8 outputs to the float model's.
 """
 
+import tempfile
+from functools import lru_cache
+from pathlib import Path
 
-def reference_layers(dumped):
-    """The device's quantized layers (specs and integer arrays) as integer.sequential wants."""
-    return ref.layers_from_specs(dumped["specs"], dumped["arrays"])
+import numpy as np
+
+from board_cases import board_test
+from tinyattn_host import modelfile
+from tinyattn_host.reference import attention_forward
+from tinyattn_host.reference import integer as ref
+from tinyattn_host.reference.layers import activation_forward, sequential_forward
+from tinyattn_host.reference.training import split_indices, standardize
+from tinyattn_host.reference.training import train as train_reference
+from tinyattn_host.shared import device_module
+
+IRIS = device_module("iris")
+PROJECTIONS = ("q", "k", "v", "o")
+
+
+def f32(a):
+    return np.asarray(a, dtype=np.float32).astype(np.float64)
+
+
+# ---- quantize, as tinyattn.quant does it (qnumbers, qlayers, qattention) ---------------------
+def scale_for(max_abs_value):
+    return max(float(max_abs_value), 1e-6) / 127.0
+
+
+def max_abs(a):
+    return float(np.max(np.abs(a)))
+
+
+def quantize_values(x, scale, low=-128):
+    """quantize_tensor: saturate(round half up(x / scale), low, 127)."""
+    return np.clip(np.floor(np.asarray(x, dtype=np.float64) / scale + 0.5), low, 127)
+
+
+def multiplier(s_in, s_out):
+    return list(ref.fixed_point(s_in / s_out, 128))
+
+
+def int8_weights(W):
+    s_w = scale_for(max_abs(W))
+    return quantize_values(W, s_w, -127).astype(np.int8), s_w
+
+
+def int32_bias(b, scale):
+    return None if b is None else ref.int32(np.floor(np.asarray(b) / scale + 0.5), "bias")
+
+
+def quantize_attention(p, stats, s_x, s_y, H, S, prefix, arrays):
+    """QAttention.from_float: (spec, out_scale); its arrays go into `arrays`."""
+    E = p["Wq"].shape[0]
+    scales, mults, bias = {"x": s_x, "y": s_y}, {}, []
+    for n in PROJECTIONS:
+        arrays[prefix + "W" + n], scales["w" + n] = int8_weights(p["W" + n])
+    for n in PROJECTIONS:
+        if n == "o":
+            scales["ctx"] = scales["v"]  # a context row is a convex combination of V rows
+            s_acc = scales["ctx"] * scales["wo"]
+            mults["out"] = None if s_y is None else multiplier(s_acc, s_y)
+        else:
+            scales[n] = scale_for(stats[n])
+            s_acc = s_x * scales["w" + n]
+            mults[n] = multiplier(s_acc, scales[n])
+        if p.get("b" + n) is not None:
+            arrays[prefix + "b" + n] = int32_bias(p["b" + n], s_acc)
+            bias.append(n)
+    score = scales["q"] * scales["k"] / ((E // H) ** 0.5) * ref.EXP_STEPS
+    mults["score"] = list(ref.fixed_point(score, ref.EXP_LIMIT))
+    mults["ctx"] = multiplier(scales["v"] / ref.PROB_ONE, scales["ctx"])
+    spec = {"kind": "SelfAttention", "E": E, "H": H, "seq_len": S, "mults": mults,
+            "scales": scales, "bias": bias}
+    return spec, scales["ctx"] * scales["wo"] if s_y is None else s_y
+
+
+def projection_stats(x, p):
+    """max |Q|, |K|, |V| (attention's calibration_stats)."""
+    stats = {}
+    for n in "qkv":
+        b = p.get("b" + n)
+        stats[n] = max_abs(x @ p["W" + n].T + (0.0 if b is None else b))
+    return stats
+
+
+def quantize(config, params, calibration_x):
+    """quant.quantize of a float Sequential: ({"layers": specs}, {name: int array})."""
+    stats, x = [], calibration_x
+    for i, spec in enumerate(config):  # _calibrate: max |.| of every input and output
+        kind, st = spec[0], {"in": max_abs(x)}
+        if kind == "SelfAttention":
+            p = layer_params(params, i, ("Wq", "Wk", "Wv", "Wo", "bq", "bk", "bv", "bo"))
+            st.update(projection_stats(x, p))
+        x, _ = sequential_forward([spec], {k.replace("%d." % i, "0.", 1): v
+                                           for k, v in params.items()
+                                           if k.startswith("%d." % i)}, x)
+        st["out"] = max_abs(x)
+        stats.append(st)
+    specs, arrays = [], {}
+    s_x = scale_for(stats[0]["in"])
+    for i, (spec, st) in enumerate(zip(config, stats)):
+        kind, prefix = spec[0], "%d." % i
+        s_y = None if i == len(config) - 1 else scale_for(st["out"])
+        if kind == "Dense":
+            W, s_w = int8_weights(params[prefix + "W"])
+            arrays[prefix + "W"] = W
+            if params.get(prefix + "b") is not None:
+                arrays[prefix + "b"] = int32_bias(params[prefix + "b"], s_x * s_w)
+            mult = None if s_y is None else multiplier(s_x * s_w, s_y)
+            specs.append({"kind": "Dense", "in": spec[1], "out": spec[2], "mult": mult,
+                          "s_x": s_x, "s_w": s_w, "s_y": s_y, "lo": -128})
+            out_scale = s_x * s_w if mult is None else s_y
+        elif kind == "Activation":
+            s_y = s_x if spec[1] == "relu" else (s_y or scale_for(st["out"]))
+            values = ((np.arange(256) ^ 128) - 128) * s_x
+            table = quantize_values(activation_forward(values, spec[1]), s_y)
+            arrays[prefix + "table"] = table.astype(np.int8)
+            specs.append({"kind": "Activation", "name": spec[1], "s_x": s_x, "s_y": s_y})
+            out_scale = s_y
+        elif kind == "Tokens":
+            specs.append({"kind": "Tokens", "seq_len": spec[1], "s_x": s_x})
+            out_scale = s_x
+        elif kind == "SelfAttention":
+            p = layer_params(params, i, ("Wq", "Wk", "Wv", "Wo", "bq", "bk", "bv", "bo"))
+            layer_spec, out_scale = quantize_attention(p, st, s_x, s_y, spec[2], spec[3],
+                                                       prefix, arrays)
+            specs.append(layer_spec)
+        elif kind == "GlobalAvgPool":
+            s_y = s_y or scale_for(st["out"])
+            specs.append({"kind": "GlobalAvgPool", "seq_len": spec[1],
+                          "mult": multiplier(s_x / spec[1], s_y), "s_x": s_x, "s_y": s_y})
+            out_scale = s_y
+        s_x = out_scale
+    return {"layers": specs}, arrays
+
+
+def layer_params(params, i, names):
+    return {n: params.get("%d.%s" % (i, n)) for n in names}
+
+
+def model_file(description, arrays, kind="quantized"):
+    """The bytes of a model file (store's format): the int8 model, or float32 arrays."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "model.bin"
+        modelfile.write_model(path, kind, description, arrays)
+        return path.read_bytes()
+
+
+def reference_layers(description, arrays):
+    return ref.layers_from_specs(description["layers"], arrays)
 
 
 # ---- attention alone: every intermediate --------------------------------------------------
-ATTENTION_CASE = DUMP + """
-from tinyattn import Attention
-from tinyattn.quant import quantize, quantize_tensor
-c = IN['config']
-S, rows = c['S'], c['B'] * c['S']
-layer = Attention(c['E'], c['H'], use_bias=c['bias'], seed=c['seed'])
-for name, param, grad in layer.collect_params():
-    param[:] = IN[name]
-qm = quantize(layer, IN['calib'], seq_len=S)
-q = qm.layers[0]
-xq = quantize_tensor(IN['x'], q.scales['x'])
-mask = IN.get('mask')
-keep = None
-if mask is not None:
-    keep = bytearray(1 if v else 0 for row in mask for v in row.tolist())
-trace = {}
-y, _, _ = q.forward_int(xq, rows, c['E'], trace=trace, keep=keep, causal=c['causal'])
-OUT['layers'] = dump_layers(qm)
-OUT['xq'] = list(xq)
-for name in ('Q', 'K', 'V', 'scores', 'probs', 'ctx'):
-    OUT[name] = list(trace[name])
-OUT['y'] = list(y)
-OUT['y_int8_path'] = q.forward(IN['x'], mask=mask, causal=c['causal'])
-OUT['y_float'] = layer.forward(IN['x'], S, mask=mask, causal=c['causal'])
-"""
-
-
 def make_attention_configs():
     rng = np.random.default_rng(77)
     configs = []
@@ -75,9 +186,7 @@ ATTENTION_CONFIGS = make_attention_configs()
 def attention_inputs(c):
     rng = np.random.default_rng(500 + c["seed"])
     E, rows = c["E"], c["B"] * c["S"]
-    f32 = lambda a: a.astype(np.float32).astype(np.float64)
-    inputs = {"config": c,
-              "x": f32(c["x_range"] * rng.standard_normal((rows, E))),
+    inputs = {"x": f32(c["x_range"] * rng.standard_normal((rows, E))),
               "calib": f32(c["x_range"] * rng.standard_normal((max(rows, 8), E)))}
     inputs["calib"][:rows] = inputs["x"]  # no saturation from an unlucky calibration set
     for n in "qkvo":
@@ -101,237 +210,141 @@ def test_attention_configurations_vary():
         assert {c[flag] for c in cs} == {True, False}
 
 
-@pytest.mark.parametrize("c", ATTENTION_CONFIGS,
-                         ids=lambda c: "E{E}H{H}S{S}B{B}-{seed}".format(**c))
-def test_quantized_attention_matches_reference_bit_for_bit(c):
+@lru_cache(maxsize=None)
+def attention_case(index):
+    """(fixture, float arrays file, int8 model file) of attention configuration `index`:
+    the float arrays (weights, inputs, the reference's float output) go as float32 in a
+    model file, a quarter of their size as text."""
+    c = ATTENTION_CONFIGS[index]
     inputs = attention_inputs(c)
-    out = run_device(ATTENTION_CASE, inputs)
-    layer = reference_layers(out["layers"])[0]
-    E, S, B, H = c["E"], c["S"], c["B"], c["H"]
-    xq = np.array(out["xq"]).reshape(B * S, E)
+    H, S = c["H"], c["S"]
+    p = {n: inputs.get(n) for n in ("Wq", "Wk", "Wv", "Wo", "bq", "bk", "bv", "bo")}
+    arrays = {}
+    spec, _ = quantize_attention(p, projection_stats(inputs["calib"], p),
+                                 scale_for(max_abs(inputs["calib"])), None, H, S, "0.", arrays)
+    description = {"layers": [spec]}
+    layer = reference_layers(description, arrays)[0]
+    xq = quantize_values(inputs["x"], spec["scales"]["x"]).astype(np.int64)
     mask = inputs.get("mask")
     got = ref.attention(xq, layer, S, mask=mask, causal=c["causal"])
-    for name in ("Q", "K", "V", "scores", "probs", "ctx"):
-        np.testing.assert_array_equal(np.array(out[name]), got[name].ravel(), err_msg=name)
     assert layer["mult_out"] is None  # a lone attention keeps its int32 output
-    np.testing.assert_array_equal(np.array(out["y"]), got["acc"].ravel())
-
-    # the input quantization: round half up of x / s_x (device float), saturated
-    s_x = out["layers"]["specs"][0]["scales"]["x"]
-    assert np.max(np.abs(xq - np.clip(np.floor(inputs["x"] / s_x + 0.5), -128, 127))) <= 1
-
-    # and the int8 layer stays near the float one it was made from. With x_range 4 the
-    # logits span hundreds of nats and the float softmax is nearly one-hot: a 1% error in a
-    # score then moves a whole row (the limit of int8 Q and K, not a bug), so only the
-    # bit-exact checks above apply there.
-    p = {n: inputs.get(n) for n in ("Wq", "Wk", "Wv", "Wo", "bq", "bk", "bv", "bo")}
     y_float, _ = attention_forward(inputs["x"], p, H, S, mask=mask, causal=c["causal"])
-    np.testing.assert_allclose(out["y_float"], y_float, atol=1e-4 * max(1, np.abs(y_float).max()))
-    if c["x_range"] <= 1.0:
-        err = np.abs(out["y_int8_path"] - y_float).max() / np.abs(y_float).max()
-        assert err < 0.06, err
+    fixture = {"config": dict(c, id="E{E}H{H}S{S}B{B}-{seed}".format(**c)),
+               "xq": xq.ravel().tolist()}
+    fixture.update({n: got[n].ravel().tolist()
+                    for n in ("Q", "K", "V", "scores", "probs", "ctx", "acc")})
+    floats = dict(inputs, y_float=y_float)
+    return fixture, model_file({}, floats, "arrays"), model_file(description, arrays)
 
 
 # ---- the Iris model ------------------------------------------------------------------------
-IRIS_DATA = """
-from tinyattn import load_iris, iris_model
-data = load_iris()
-train_set, test_set = data.split(0.2, seed=42)
-everything = data.take(list(range(150)))
-everything.standardize(train_set.mean, train_set.std)
-model = iris_model(42)
-OUT.update(Xtr=train_set.X, ytr=train_set.y, Xte=test_set.X, yte=test_set.y,
-           Xall=everything.X, yall=everything.y, config=model.config())
-for name, param, grad in model.collect_params():
-    OUT[name] = param
-"""
-
-IRIS_INT8 = DUMP + """
-from tinyattn import iris_model, predict
-from tinyattn.quant import quantize, quantize_tensor, load
-model = iris_model(42)
-for name, param, grad in model.collect_params():
-    param[:] = IN[name]
-qm = quantize(model, IN['Xtr'])
-xq = quantize_tensor(IN['Xall'], qm.in_scale)
-trace = []
-qm.forward_int(xq, 150, 4, trace=trace)
-OUT['layers'] = dump_layers(qm)
-OUT['xq'] = list(xq)
-OUT['trace'] = [list(buf) for buf, rows, cols in trace]
-OUT['float_all'] = predict(model, IN['Xall'])
-OUT['int8_all'] = predict(qm, IN['Xall'])
-OUT['float_test'] = predict(model, IN['Xte'])
-OUT['int8_test'] = predict(qm, IN['Xte'])
-qm.save(IN['path'])
-again = load(IN['path'])
-reloaded, _, _ = again.forward_int(xq, 150, 4)
-OUT['reloaded'] = list(reloaded)
-OUT['reloaded_predictions'] = predict(again, IN['Xall'])
-"""
+def iris_params(seed):
+    """Xavier-uniform weights and zero biases, as the device's layers start (drawn here:
+    the device sets the host's parameters, so nothing depends on its Rng's draws)."""
+    rng = np.random.default_rng(seed)
+    params = {}
+    for i, spec in enumerate(IRIS.CONFIG):
+        if spec[0] == "Dense":
+            shapes = {"W": (spec[2], spec[1]), "b": (spec[2],)}
+        elif spec[0] == "SelfAttention":
+            shapes = {n: (spec[1], spec[1]) for n in ("Wq", "Wk", "Wv", "Wo")}
+            shapes.update({n: (spec[1],) for n in ("bq", "bk", "bv", "bo")})
+        else:
+            continue
+        for name, shape in shapes.items():
+            bound = np.sqrt(6.0 / sum(shape)) if len(shape) == 2 else 0.0
+            params["%d.%s" % (i, name)] = rng.uniform(-bound, bound, shape)
+    return params
 
 
-@pytest.fixture(scope="module")
-def iris(tmp_path_factory):
-    data = run_device(IRIS_DATA)
-    params = {k: v for k, v in data.items() if k[0].isdigit()}
-    train_reference(data["config"], params, data["Xtr"], np.array(data["ytr"]), epochs=100,
-                    seed=42)
-    inputs = dict(params, Xtr=data["Xtr"], Xte=data["Xte"], Xall=data["Xall"])
-    inputs = {k: v.astype(np.float32).astype(np.float64) for k, v in inputs.items()}
-    inputs["path"] = str(tmp_path_factory.mktemp("iris") / "iris-int8.bin")
-    out = run_device(IRIS_INT8, inputs)
-    return data, out
-
-
-def test_iris_int8_model_matches_reference_on_all_150_rows(iris):
-    data, out = iris
-    layers = reference_layers(out["layers"])
-    outputs = ref.sequential(np.array(out["xq"]).reshape(150, 4), layers)
-    assert [l["kind"] for l in layers] == ["Dense", "Activation", "Tokens", "SelfAttention",
-                                            "GlobalAvgPool", "Dense"]
-    assert len(out["trace"]) == len(outputs)
-    for i, (got, want) in enumerate(zip(out["trace"], outputs)):
-        np.testing.assert_array_equal(np.array(got), want.ravel(), err_msg="layer %d" % i)
+@lru_cache(maxsize=None)
+def iris_case():
+    """The Iris split (Dataset.split(0.2, seed=42)), the model trained on the host for 100
+    epochs, its int8 model, and the reference's outputs of every layer on all 150 rows."""
+    rows = [IRIS.record(i) for i in range(IRIS.COUNT)]
+    X = np.array([features for features, _ in rows])
+    y = np.array([label for _, label in rows])
+    train_rows, test_rows = split_indices(len(y), 0.2, 42)
+    Xtr, Xte, mean, std = standardize(X[train_rows], X[test_rows])
+    Xtr, Xte, Xall = f32(Xtr), f32(Xte), f32((X - mean) / std)
+    params = iris_params(42)
+    train_reference(IRIS.CONFIG, params, Xtr, y[train_rows], epochs=100, seed=42)
+    params = {k: f32(v) for k, v in params.items()}
+    description, arrays = quantize(IRIS.CONFIG, params, Xtr)
+    xq = quantize_values(Xall, description["layers"][0]["s_x"]).astype(np.int64)
+    outputs = ref.sequential(xq, reference_layers(description, arrays))
     logits = outputs[-1]
+    float_logits, _ = sequential_forward(IRIS.CONFIG, params, Xall)
+    fixture = {"Xtr": Xtr, "Xte": Xte, "Xall": Xall, "yte": y[test_rows].tolist(),
+               "yall": y.tolist(), "xq": xq.ravel().tolist(),
+               "trace": [o.ravel().tolist() for o in outputs],
+               "int8_all": np.argmax(logits, axis=1).tolist()}
+    fixture.update(params)
+    return fixture, model_file(description, arrays), logits, float_logits, y
+
+
+def test_iris_reference_logits_are_int32_and_agree_with_float():
+    """The host's part of the Iris checks (the device's are in case_quant): the reference's
+    int8 logits are int32 (150, 3), and the reference's int8 and float models agree."""
+    _, _, logits, float_logits, y = iris_case()
     assert logits.dtype == np.int32 and logits.shape == (150, 3)
-    assert out["int8_all"] == np.argmax(logits, axis=1).tolist()
-
-
-def test_iris_int8_agrees_with_float_on_149_rows_and_accuracy(iris):
-    data, out = iris
-    y_test, y_all = np.array(data["yte"]), np.array(data["yall"])
-    float_acc = np.mean(np.array(out["float_test"]) == y_test)
-    int8_acc = np.mean(np.array(out["int8_test"]) == y_test)
-    same = int(np.sum(np.array(out["float_all"]) == np.array(out["int8_all"])))
-    print("Iris test accuracy: float %.4f, int8 %.4f; same class on %d of 150 rows "
-          "(float %d/150 correct, int8 %d/150)"
-          % (float_acc, int8_acc, same, np.sum(np.array(out["float_all"]) == y_all),
-             np.sum(np.array(out["int8_all"]) == y_all)))
-    assert float_acc >= 0.9  # the float model trained
-    assert abs(int8_acc - float_acc) <= 0.02
+    same = int(np.sum(np.argmax(logits, axis=1) == np.argmax(float_logits, axis=1)))
     assert same >= 149
 
 
-def test_iris_int8_model_saves_and_loads(iris):
-    _, out = iris
-    assert out["reloaded"] == out["trace"][-1]
-    assert out["reloaded_predictions"] == out["int8_all"]
+# ---- other models --------------------------------------------------------------------------
+ACTIVATIONS = ["relu", "gelu", "tanh", "sigmoid"]
 
 
-# ---- other models and bad input ------------------------------------------------------------
-SEQUENTIAL_CASE = DUMP + """
-from tinyattn import Sequential
-from tinyattn.quant import quantize, quantize_tensor
-c = IN['config']
-model = Sequential.from_config(c['layers'], seed=c['seed'])
-qm = quantize(model, IN['calib'])
-xq = quantize_tensor(IN['x'], qm.in_scale)
-trace = []
-qm.forward_int(xq, IN['x'].shape[0], IN['x'].shape[1], trace=trace)
-OUT['layers'] = dump_layers(qm)
-OUT['xq'] = list(xq)
-OUT['trace'] = [list(buf) for buf, rows, cols in trace]
-OUT['y_float'] = model.forward(IN['x'])
-OUT['y_int8_path'] = qm.forward(IN['x'])
-"""
-
-
-@pytest.mark.parametrize("kind", ["relu", "gelu", "tanh", "sigmoid"])
-def test_sequential_with_each_activation_matches_reference(kind):
+def sequential_config(kind):
     S, E, F = 3, 8, 5
-    layers = [["Dense", F, S * E, True], ["Activation", kind], ["Tokens", S],
-              ["SelfAttention", E, 2, S, kind != "tanh"], ["GlobalAvgPool", S],
-              ["Dense", E, 4, True], ["Activation", kind]]
+    return [["Dense", F, S * E, True], ["Activation", kind], ["Tokens", S],
+            ["SelfAttention", E, 2, S, kind != "tanh"], ["GlobalAvgPool", S],
+            ["Dense", E, 4, True], ["Activation", kind]]
+
+
+@lru_cache(maxsize=None)
+def sequential_case(kind):
+    layers = sequential_config(kind)
     rng = np.random.default_rng(len(kind))
-    f32 = lambda a: a.astype(np.float32).astype(np.float64)
-    inputs = {"config": {"layers": layers, "seed": 3},
-              "x": f32(rng.standard_normal((6, F))), "calib": f32(rng.standard_normal((20, F)))}
-    inputs["calib"][:6] = inputs["x"]  # no saturation from an unlucky calibration set
-    out = run_device(SEQUENTIAL_CASE, inputs)
-    ref_layers = reference_layers(out["layers"])
-    outputs = ref.sequential(np.array(out["xq"]).reshape(6, F), ref_layers)
-    for i, (got, want) in enumerate(zip(out["trace"], outputs)):
-        np.testing.assert_array_equal(np.array(got), want.ravel(), err_msg="layer %d" % i)
-    y = out["y_float"]
-    assert np.abs(out["y_int8_path"] - y).max() <= 0.06 * np.abs(y).max()
+    F = layers[0][1]
+    x, calib = f32(rng.standard_normal((6, F))), f32(rng.standard_normal((20, F)))
+    calib[:6] = x  # no saturation from an unlucky calibration set
+    params = {}
+    for i, spec in enumerate(layers):  # Xavier-uniform weights, small biases
+        if spec[0] == "Dense":
+            shapes = {"W": (spec[2], spec[1])}
+            shapes.update({"b": (spec[2],)} if spec[3] else {})
+        elif spec[0] == "SelfAttention":
+            shapes = {n: (spec[1], spec[1]) for n in ("Wq", "Wk", "Wv", "Wo")}
+            shapes.update({n: (spec[1],) for n in ("bq", "bk", "bv", "bo")} if spec[4] else {})
+        else:
+            continue
+        for name, shape in shapes.items():
+            bound = np.sqrt(6.0 / sum(shape)) if len(shape) == 2 else 0.1
+            params["%d.%s" % (i, name)] = f32(rng.uniform(-bound, bound, shape))
+    description, arrays = quantize(layers, params, calib)
+    xq = quantize_values(x, description["layers"][0]["s_x"]).astype(np.int64)
+    outputs = ref.sequential(xq, reference_layers(description, arrays))
+    y_float, _ = sequential_forward(layers, params, x)
+    fixture = {"layers": layers, "x": x, "calib": calib, "xq": xq.ravel().tolist(),
+               "trace": [o.ravel().tolist() for o in outputs], "y_float": y_float}
+    fixture.update(params)
+    return fixture, model_file(description, arrays)
 
 
-BAD_INPUT = """
-import math
-from tinyattn import Attention, Dense, iris_model
-from tinyattn.quant import quantize
-calls = {
-    'not_a_model': lambda: quantize('model', np.zeros((2, 4))),
-    'attention_without_seq_len': lambda: quantize(Attention(8, 2, seed=1), np.zeros((4, 8))),
-    'calibration_not_2d': lambda: quantize(Dense(4, 3, seed=1), np.zeros(4)),
-}
-dense = quantize(Dense(4, 3, seed=1), np.array([[1.0, -2.0, 0.5, 3.0]]))
-calls['nan_input'] = lambda: dense.forward(np.array([[1.0, math.nan, 0.0, 0.0]]))
-calls['wrong_width'] = lambda: dense.forward(np.zeros((2, 5)))
-ones = lambda shape: np.zeros(shape) + 1.0
-attention = quantize(Attention(8, 2, seed=1), ones((4, 8)), seq_len=4).layers[0]
-calls['rows_not_sequences'] = lambda: attention.forward(ones((6, 8)))
-calls['bad_mask'] = lambda: attention.forward(ones((4, 8)), mask=ones((2, 4)))
-OUT['errors'] = devio.value_errors(calls)
-"""
+def make_fixtures():
+    fixtures = {}
+    for index in range(len(ATTENTION_CONFIGS)):
+        fixture, floats, model = attention_case(index)
+        name = "att%02d" % index
+        fixtures.update({name: fixture, name + ".f": floats, name + ".q": model})
+    fixture, model, _, _, _ = iris_case()
+    fixtures.update({"iris": fixture, "iris.q": model})
+    for kind in ACTIVATIONS:
+        fixture, model = sequential_case(kind)
+        fixtures.update({"seq_" + kind: fixture, "seq_%s.q" % kind: model})
+    return fixtures
 
 
-def test_bad_input_raises_value_error():
-    errors = run_device(BAD_INPUT)["errors"]
-    for name, message in errors.items():
-        assert message != "no error", name
-    assert "NaN" in errors["nan_input"]
-    assert "seq_len" in errors["attention_without_seq_len"]
-
-
-def test_loading_a_float_model_file_as_int8_is_refused(tmp_path):
-    path = str(tmp_path / "float.bin")
-    with pytest.raises(MicroPythonError, match="not a 'quantized' one"):
-        run_device("""
-from tinyattn import iris_model, save
-from tinyattn.quant import load
-save(iris_model(1), %r)
-load(%r)
-""" % (path, path))
-
-
-def test_quantize_tensor_rounds_half_up_and_saturates():
-    out = run_device("""
-from tinyattn.quant import quantize_tensor
-x = np.array([[-1.5, -0.5, 0.5, 1.5, 2.49, 126.6, 200.0, -127.6, -300.0]])
-OUT['q'] = list(quantize_tensor(x, 1.0))
-OUT['w'] = list(quantize_tensor(x * 0.5, 0.5, low=-127))
-""")
-    assert out["q"] == [-1, 0, 1, 2, 2, 127, 127, -128, -128]
-    assert out["w"] == [-1, 0, 1, 2, 2, 127, 127, -127, -127]
-
-
-def test_int8_forward_allocates_nothing_once_planned():
-    """After the first call of a shape, forward_int runs its kernels with no heap allocation
-    (buffers made once per shape, kernels called positionally)."""
-    out = run_device("""
-import gc
-from tinyattn import iris_model, Attention
-from tinyattn.quant import quantize, quantize_tensor
-model = iris_model(42)
-x = np.zeros((16, 4)) + 0.5
-qm = quantize(model, x)
-xq = quantize_tensor(x, qm.in_scale)
-attention = quantize(Attention(16, 4, seed=1), np.zeros((8, 16)) + 0.25, seq_len=8)
-aq = quantize_tensor(np.zeros((8, 16)) + 0.25, attention.in_scale)
-used = {}
-for name, run in (('iris', lambda: qm.forward_int(xq, 16, 4)),
-                  ('attention', lambda: attention.forward_int(aq, 8, 16))):
-    first = run()
-    gc.collect()
-    gc.disable()
-    before = gc.mem_alloc()
-    again = run()
-    used[name] = gc.mem_alloc() - before
-    gc.enable()
-    used[name + '_same_buffer'] = again[0] is first[0]
-OUT['used'] = used
-""", heap="8m")["used"]
-    assert out == {"iris": 0, "iris_same_buffer": True,
-                   "attention": 0, "attention_same_buffer": True}
+test_quant_on_board = board_test("case_quant", make_fixtures)
