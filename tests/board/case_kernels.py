@@ -12,6 +12,7 @@ import sys
 
 import check
 from tinyattn import kernels as K
+from tinyattn import qkernels_attend as A
 from ulab import numpy as np
 
 
@@ -76,10 +77,10 @@ def attend_run(c, q, k, vt):
     ctx = b8(rows * H * D)
     scores = i32(rows * H * S)
     probs = array.array("H", bytes(2 * rows * H * S))
-    h = K.attend_header(S, H, D, c["score_mult"], c["ctx_mult"])
-    K.bind_attend(h, rows, q, k, vt, ctx, scores, probs)
-    K.set_keep(h, None if c["keep"] is None else bytearray(c["keep"]), c["causal"])
-    K.attend(h)
+    h = A.attend_header(S, H, D, c["score_mult"], c["ctx_mult"])
+    A.bind_attend(h, rows, q, k, vt, ctx, scores, probs)
+    A.set_keep(h, None if c["keep"] is None else bytearray(c["keep"]), c["causal"])
+    A.attend(h)
     return ctx, scores, probs, h
 
 
@@ -174,11 +175,11 @@ def test_bad_buffers_raise_value_error_before_the_kernels_run():
         "bad_cap": lambda: K.linear_header(2, 3, None, (16384, 20, 0, 40000)),
         "bad_bounds": lambda: K.linear_header(2, 3, None, mult, 5, 4),
         "zero_depth": lambda: K.linear_header(2, 0),
-        "attend_rows_not_sequences": lambda: K.bind_attend(
-            K.attend_header(3, 1, 2, (16384, 14, 0, 3000), mult), 4, b8(8), b8(8), b8(8),
+        "attend_rows_not_sequences": lambda: A.bind_attend(
+            A.attend_header(3, 1, 2, (16384, 14, 0, 3000), mult), 4, b8(8), b8(8), b8(8),
             b8(8)),
-        "attend_short_k": lambda: K.bind_attend(
-            K.attend_header(2, 1, 2, (16384, 14, 0, 3000), mult), 4, b8(8), b8(7), b8(8),
+        "attend_short_k": lambda: A.bind_attend(
+            A.attend_header(2, 1, 2, (16384, 14, 0, 3000), mult), 4, b8(8), b8(7), b8(8),
             b8(8)),
         "pool_short_dst": lambda: K.bind_pool(K.pool_header(2, 3, mult), 2, b8(12), b8(5)),
         "lookup_short_table": lambda: K.lookup(b8(4), b8(4), 4, b8(255)),
@@ -204,9 +205,9 @@ def test_kernels_reject_float_buffers_cleanly():
 
 def test_exp_tables_and_word_size():
     f = check.fixture("tables")
-    check.equal(K.EXP_HI, f["hi"], "EXP_HI")
-    check.equal(K.EXP_LO, f["lo"], "EXP_LO")
-    check.equal(K.EXP_LIMIT, f["limit"], "EXP_LIMIT")
+    check.equal(A.EXP_HI, f["hi"], "EXP_HI")
+    check.equal(A.EXP_LO, f["lo"], "EXP_LO")
+    check.equal(A.EXP_LIMIT, f["limit"], "EXP_LIMIT")
     # EXT sign-extends a 32-bit value in a viper int: 32 on a 64-bit port, 0 on a 32-bit one
     bits = len(bin(sys.maxsize)) - 1
     check.equal(K.EXT, bits - 32, "EXT with %d-bit words" % bits)
@@ -221,7 +222,7 @@ def test_kernels_leave_the_heap_as_they_found_it():
     f = check.fixture(check.names("attend")[1])
     q, k, vt = attend_buffers(f["c"])
     _, _, _, h = attend_run(f["c"], q, k, vt)
-    check.heap_returns(lambda: K.attend(h), what="attend")
+    check.heap_returns(lambda: A.attend(h), what="attend")
     f = check.fixture(check.names("pool")[0])
     _, y, h, src, table = pool_run(f["c"])
     check.heap_returns(lambda: K.pool(h), what="pool")
