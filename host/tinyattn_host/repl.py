@@ -13,7 +13,7 @@ import sys
 from . import cli
 from .board import Board
 from .ports import PORT_HELP, choose
-from .virtual_board import die_with_parent
+from .unixport_process import die_with_parent
 
 
 def repl(port):

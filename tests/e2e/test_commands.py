@@ -14,7 +14,7 @@ import serial
 
 from tinyattn_host import unixport
 from tinyattn_host.board import Board, BoardError
-from tinyattn_host.virtual_board import has_raw_repl
+from tinyattn_host.unixport_process import has_raw_repl
 
 needs_virtual_board = pytest.mark.skipif(
     not has_raw_repl(unixport.interpreter()),

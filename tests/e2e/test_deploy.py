@@ -11,7 +11,7 @@ from tinyattn_host import deploy as deploy_module
 from tinyattn_host import mip_package
 from tinyattn_host.deploy import DeployError, MpyFormat, deploy
 from tinyattn_host.unixport import DEVICE_DIR, ROOT, interpreter
-from tinyattn_host.virtual_board import has_raw_repl
+from tinyattn_host.unixport_process import has_raw_repl
 
 SOURCES = sorted(p.relative_to(DEVICE_DIR / "tinyattn").as_posix()
                  for p in (DEVICE_DIR / "tinyattn").glob("*.py"))

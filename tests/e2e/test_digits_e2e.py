@@ -7,7 +7,7 @@ from tinyattn_host import unixport
 from tinyattn_host.board import Board
 from tinyattn_host.digits_check import check_digits
 from tinyattn_host.harness import Check, write_report
-from tinyattn_host.virtual_board import has_raw_repl
+from tinyattn_host.unixport_process import has_raw_repl
 
 pytestmark = pytest.mark.skipif(
     not has_raw_repl(unixport.interpreter()),

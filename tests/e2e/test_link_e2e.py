@@ -16,7 +16,7 @@ from tinyattn_host import protocol as P
 from tinyattn_host import unixport
 from tinyattn_host.board import Board, BoardError
 from tinyattn_host.harness import IRIS_CONFIG, Check, write_report
-from tinyattn_host.virtual_board import has_raw_repl
+from tinyattn_host.unixport_process import has_raw_repl
 
 pytestmark = pytest.mark.skipif(
     not has_raw_repl(unixport.interpreter()),

@@ -20,7 +20,8 @@ from tinyattn_host.harness import (FLOAT_TOLERANCE, IRIS_CONFIG, in_scale, iris,
                                    random_model, reference_qlayers)
 from tinyattn_host.reference import integer
 from tinyattn_host.reference.layers import sequential_forward
-from tinyattn_host.virtual_board import NoRawRepl, VirtualBoard, has_raw_repl
+from tinyattn_host.unixport_process import has_raw_repl
+from tinyattn_host.virtual_board import NoRawRepl, VirtualBoard
 
 ITEMS = int(os.environ.get("FUZZ_ITEMS", "3000"))
 SEED = int(os.environ.get("FUZZ_SEED", "13"))

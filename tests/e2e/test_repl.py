@@ -9,7 +9,7 @@ import time
 import pytest
 
 from tinyattn_host.unixport import DEVICE_DIR, interpreter
-from tinyattn_host.virtual_board import has_raw_repl
+from tinyattn_host.unixport_process import has_raw_repl
 
 pytestmark = pytest.mark.skipif(
     not has_raw_repl(interpreter()), reason="the virtual board needs a unix port with a raw REPL")

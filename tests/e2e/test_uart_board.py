@@ -10,7 +10,8 @@ import serial
 
 from tinyattn_host import unixport
 from tinyattn_host.uart_board import RING, UartVirtualBoard
-from tinyattn_host.virtual_board import NoRawRepl, has_raw_repl
+from tinyattn_host.unixport_process import has_raw_repl
+from tinyattn_host.virtual_board import NoRawRepl
 
 pytestmark = pytest.mark.skipif(
     not has_raw_repl(unixport.interpreter()),

@@ -14,7 +14,8 @@ import pytest
 import serial
 
 from tinyattn_host import unixport
-from tinyattn_host.virtual_board import VirtualBoard, has_raw_repl
+from tinyattn_host.unixport_process import has_raw_repl
+from tinyattn_host.virtual_board import VirtualBoard
 
 pytestmark = pytest.mark.skipif(
     not has_raw_repl(unixport.interpreter()),

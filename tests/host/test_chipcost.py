@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tinyattn_host import chipcost
+from tinyattn_host import chipcost, mpy_native, xtensa_loops
 
 KERNELS = Path(__file__).resolve().parents[2] / "device" / "tinyattn" / "kernels.py"
 ATTENTION_KERNELS = KERNELS.with_name("qkernels_attend.py")
@@ -19,8 +19,8 @@ MATMUL_BUDGET = 16
 """Instructions per MAC in that loop, at most."""
 
 needs_objdump = pytest.mark.skipif(
-    shutil.which(chipcost.OBJDUMP) is None,
-    reason="needs %s: %s" % (chipcost.OBJDUMP, chipcost.INSTALL_HINT))
+    shutil.which(xtensa_loops.OBJDUMP) is None,
+    reason="needs %s: %s" % (xtensa_loops.OBJDUMP, xtensa_loops.INSTALL_HINT))
 
 DOT8 = """\
 import micropython
@@ -61,7 +61,7 @@ def dot8(tmp_path_factory):
 def test_functions_are_found_by_name(dot8):
     """Each viper function under its own name: dot8, the one that also loads b and
     multiplies, is the longer (names swapped by a wrong child index would fail)."""
-    found = chipcost.native_functions(chipcost.compile_xtensawin(dot8))
+    found = mpy_native.native_functions(mpy_native.compile_xtensawin(dot8))
     assert sorted(found) == ["dot8", "plain"]
     assert len(found["dot8"]) > len(found["plain"])
 
@@ -69,49 +69,49 @@ def test_functions_are_found_by_name(dot8):
 def test_code_length_from_the_header_ends_at_the_epilogue(dot8):
     """The length field is right: each function's bytes end with `l32i.n a0, a1, 0; retw.n`
     (asm_xtensa_exit_win), and the parse ends at the end of the file."""
-    data = chipcost.compile_xtensawin(dot8)
-    for code in chipcost.native_functions(data).values():
+    data = mpy_native.compile_xtensawin(dot8)
+    for code in mpy_native.native_functions(data).values():
         assert code.endswith(bytes.fromhex("08011df0"))
-    with pytest.raises(chipcost.ChipCostError, match="left after"):
-        chipcost.read_mpy(data + b"\0")
+    with pytest.raises(mpy_native.ChipCostError, match="left after"):
+        mpy_native.read_mpy(data + b"\0")
 
 
 def test_every_device_file_parses():
     """Bytecode-only modules too: the opcode walk ends on the last byte of every function."""
     for source in sorted(KERNELS.parent.glob("*.py")):
-        data = chipcost.compile_xtensawin(source)
-        _, module = chipcost.read_mpy(data)
+        data = mpy_native.compile_xtensawin(source)
+        _, module = mpy_native.read_mpy(data)
         stack = [module]
         while stack:
             rc = stack.pop()
             if rc.kind == 0:
-                list(chipcost._opcodes(rc.data))
+                list(mpy_native._opcodes(rc.data))
             stack.extend(rc.children)
 
 
 def test_bad_input_is_named(tmp_path):
-    with pytest.raises(chipcost.ChipCostError, match="no such source file"):
-        chipcost.compile_xtensawin(tmp_path / "missing.py")
+    with pytest.raises(mpy_native.ChipCostError, match="no such source file"):
+        mpy_native.compile_xtensawin(tmp_path / "missing.py")
     bad = tmp_path / "bad.py"
     bad.write_text("def f(:\n")
-    with pytest.raises(chipcost.ChipCostError, match="mpy-cross failed"):
-        chipcost.compile_xtensawin(bad)
-    with pytest.raises(chipcost.ChipCostError, match="not a .mpy"):
-        chipcost.read_mpy(b"PK\3\4")
+    with pytest.raises(mpy_native.ChipCostError, match="mpy-cross failed"):
+        mpy_native.compile_xtensawin(bad)
+    with pytest.raises(mpy_native.ChipCostError, match="not a .mpy"):
+        mpy_native.read_mpy(b"PK\3\4")
 
 
 def test_a_missing_objdump_says_what_to_install(monkeypatch):
-    monkeypatch.setattr(chipcost, "OBJDUMP", "no-such-objdump")
-    with pytest.raises(chipcost.ChipCostError, match="apt-get install binutils-xtensa-lx106"):
-        chipcost.disassemble(b"\0\0\0")
+    monkeypatch.setattr(xtensa_loops, "OBJDUMP", "no-such-objdump")
+    with pytest.raises(mpy_native.ChipCostError, match="apt-get install binutils-xtensa-lx106"):
+        xtensa_loops.disassemble(b"\0\0\0")
 
 
 def test_windowed_calls_are_decoded():
     """Bytes the lx106 objdump shows as `excw` (ISA: CALLX8 a8 = 0x0008e0, RETW.N = 0xf01d)."""
-    assert chipcost._windowed("e00800") == "callx8 a8"
-    assert chipcost._windowed("1df0") == "retw.n"
-    assert chipcost._windowed("36a100") == "entry a1, 80"
-    assert chipcost._windowed("a2610a") is None
+    assert xtensa_loops._windowed("e00800") == "callx8 a8"
+    assert xtensa_loops._windowed("1df0") == "retw.n"
+    assert xtensa_loops._windowed("36a100") == "entry a1, 80"
+    assert xtensa_loops._windowed("a2610a") is None
 
 
 @needs_objdump
@@ -122,7 +122,7 @@ def test_hand_counted_loop(dot8):
     assert (loop.start, loop.end) == (0x6B, 0xCA)
     assert loop.asm[0].split()[:2] == ["6b:", "l32i"] and "bnez" in loop.asm[-1]
     # the model: 38 instructions + 9 load-use + 1 mull-use + 2 taken branches x 2
-    assert loop.cycles_per_mac == 38 + 9 + 1 + 2 * chipcost.TAKEN_BRANCH_CYCLES
+    assert loop.cycles_per_mac == 38 + 9 + 1 + 2 * xtensa_loops.TAKEN_BRANCH_CYCLES
     assert loops["plain"].multiplies == 0 and loops["plain"].instructions_per_mac is None
     given = chipcost.kernel_loops(dot8, macs={"dot8": 2})
     assert [lp.instructions_per_mac for lp in given if lp.function == "dot8"] == [19]

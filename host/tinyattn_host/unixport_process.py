@@ -1,0 +1,120 @@
+"""A unix-port interpreter process on its own pseudo-terminal, as the virtual board runs one.
+
+`boot` starts one with a folder as its flash (`/`) and its stdin and stdout on a raw pty (a
+tty, so its REPL is interactive); `has_raw_repl` and `catches_sigint` ask an interpreter what
+the virtual board needs to know. Every process started here dies with the thread that started
+it, so a host that is killed leaves none behind.
+"""
+
+import ctypes
+import functools
+import os
+import select
+import signal
+import subprocess
+import time
+import tty
+
+RAW_PROMPT = b"raw REPL; CTRL-B to exit\r\n"
+# Printed by the boot script once the flash is mounted (an escape sequence terminals ignore;
+# the board never passes it on): from then on Ctrl-C can interrupt, as once a board's firmware
+# has started and runs boot.py and main.py. Before, the byte is data.
+READY = b"\x1b_tinyattn-ready\x1b\\"
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+_LIBC = ctypes.CDLL(None)
+_prctl = getattr(_LIBC, "prctl", None)  # looked up here, not in a forked child
+_signal = _LIBC.signal
+_signal.argtypes, _signal.restype = [ctypes.c_int, ctypes.c_void_p], ctypes.c_void_p
+
+_BOOT = """\
+import os, sys
+os.umount('/')
+os.mount(os.VfsPosix({flash!r}), '/')
+os.chdir('/')
+sys.path[:] = ['', '.frozen', '/lib']
+print({ready!r}, end='')
+del os, sys
+def _run(name):
+    try:
+        open(name).close()
+    except OSError:
+        return
+    exec(open(name).read(), globals())
+_run('boot.py')
+if {run_main}:
+    _run('main.py')
+del _run
+"""
+
+
+def boot(interpreter, flash_dir, heap=None, run_main=True):
+    """Start `interpreter` on a new raw pty, `flash_dir` mounted as `/`, boot.py run (and
+    main.py when `run_main`), READY printed; return (process, its pty's master, non-blocking,
+    and the path of the pty's slave)."""
+    child, slave = os.openpty()
+    tty.setraw(slave)
+    command = [interpreter]
+    if heap:
+        command += ["-X", "heapsize=%s" % heap]
+    command += ["-i", "-c", _BOOT.format(flash=str(flash_dir), run_main=run_main,
+                                         ready=READY.decode())]
+    env = {k: v for k, v in os.environ.items() if k != "MICROPYPATH"}
+    proc = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave,
+                            cwd=flash_dir, env=env, start_new_session=True,
+                            preexec_fn=_interpreter_child)
+    child_tty = os.ttyname(slave)
+    os.close(slave)
+    os.set_blocking(child, False)
+    return proc, child, child_tty
+
+
+@functools.lru_cache(maxsize=None)
+def has_raw_repl(interpreter):
+    """Whether the interpreter's REPL on a terminal answers Ctrl-A with the raw REPL prompt."""
+    child, slave = os.openpty()
+    tty.setraw(slave)
+    proc = subprocess.Popen([interpreter], stdin=slave, stdout=slave, stderr=slave,
+                            start_new_session=True, preexec_fn=_interpreter_child)
+    os.close(slave)
+    seen = b""
+    try:
+        os.write(child, b"\r\x01")
+        deadline = time.monotonic() + 2
+        while RAW_PROMPT not in seen and time.monotonic() < deadline:
+            ready, _, _ = select.select([child], [], [], 0.1)
+            if ready:
+                try:
+                    seen += os.read(child, 4096)
+                except OSError:
+                    break
+    finally:
+        proc.kill()
+        proc.wait()
+        os.close(child)
+    return RAW_PROMPT in seen
+
+
+def die_with_parent():
+    """In a child before exec: be killed when the thread that started it ends (Linux)."""
+    if _prctl is not None:
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _interpreter_child():
+    """In an interpreter's child before exec: die with the parent thread, and start with
+    SIGINT ignored, so that a SIGINT handler means MicroPython's (a Python wrapper such as
+    the PyPI unix port's installs none over an ignored SIGINT while it starts)."""
+    die_with_parent()
+    _signal(int(signal.SIGINT), int(signal.SIG_IGN))
+
+
+def catches_sigint(pid):
+    """Whether process `pid` has a SIGINT handler installed (SigCgt in /proc/PID/status)."""
+    try:
+        with open("/proc/%d/status" % pid) as status:
+            for line in status:
+                if line.startswith("SigCgt:"):
+                    return bool(int(line.split()[1], 16) >> (signal.SIGINT - 1) & 1)
+    except OSError:
+        pass
+    return False
