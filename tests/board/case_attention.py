@@ -1,5 +1,5 @@
 """The device Attention layer against the NumPy reference on 64 configurations
-(tests/device/test_attention.py writes them).
+(tests/device/test_attention.py writes them, half of them a run).
 
 Fixture cfgNN: the configuration (its id names it in every message), the padding mask, the
 names and shapes of the expected arrays; cfgNN.f32 holds those arrays (float32, in order);
@@ -59,15 +59,6 @@ def float32s(f, shape):
     return out.reshape(tuple(shape)) if len(shape) > 1 else out
 
 
-def expected(name, spec):
-    """{name: expected array} from cfgNN.f32."""
-    want = {}
-    with open(check.path(name + ".f32"), "rb") as f:
-        for key, shape in spec:
-            want[key] = float32s(f, shape)
-    return want
-
-
 def max_abs(a):
     return float(np.max(np.maximum(a, -a)))
 
@@ -100,16 +91,24 @@ def run_config(name):
         with open(check.path(name + ".keep"), "rb") as f:
             check.equal(keep, f.read(), "%s keep-mask (0/1)" % what)
         keep = None
-    want = expected(name, fx["expected"])
-    check.close(got["y"], want["y"], atol=1e-4 * max(1.0, max_abs(want["y"])), what="%s y" % what)
-    for key in sorted(want):
-        if key == "y":
-            continue
-        # dbk is exactly 0 (adding a constant to every score of a row leaves the softmax
-        # unchanged): float32 leaves ~1e-8 there, so measure it on the scale of dbq.
-        scale = want["dbq"] if key == "dbk" else None
-        check.rel_error_below(got[key], want[key], 1e-4, scale=scale, what="%s %s" % (what, key))
-    check.equal(sorted(got), sorted(want), "%s: the arrays compared" % what)
+    check.equal(sorted(got), sorted(key for key, shape in fx["expected"]),
+                "%s: the arrays to compare" % what)
+    dbq = None
+    with open(check.path(name + ".f32"), "rb") as f:  # y, dx, (dkv), dW*, (db*): one at a time
+        for key, shape in fx["expected"]:
+            want = float32s(f, shape)
+            if key == "y":
+                check.close(got[key], want, atol=1e-4 * max(1.0, max_abs(want)),
+                            what="%s y" % what)
+            else:
+                # dbk is exactly 0 (adding a constant to every score of a row leaves the
+                # softmax unchanged): float32 leaves ~1e-8 there, so measure it on the scale
+                # of dbq (which comes before it).
+                check.rel_error_below(got[key], want, 1e-4, scale=dbq if key == "dbk" else None,
+                                      what="%s %s" % (what, key))
+            if key == "dbq":
+                dbq = want
+            got[key] = want = None
 
 
 def test_matches_the_reference_on_every_configuration():
@@ -121,8 +120,6 @@ def test_matches_the_reference_on_every_configuration():
         except Exception as err:  # noqa: BLE001 - every configuration runs; all misses listed
             failed.append("%s %s: %s" % (name, type(err).__name__, err))
         gc.collect()
-    if failed:
+    if failed or not names:
         raise AssertionError("%d of %d configurations: %s"
                              % (len(failed), len(names), "; ".join(failed)))
-    if len(names) < 60:
-        raise AssertionError("%d configurations, expected at least 60" % len(names))

@@ -134,11 +134,14 @@ def reference(c, inputs, keep=None):
 
 
 @functools.cache
-def make_fixtures():
+def make_fixtures(part=None):
     """cfgNN (the configuration, mask, expected names and shapes), cfgNN.f32 (the reference's
-    y, dx, dkv and parameter gradients as float32), cfgNN.keep (the dropout keep-mask)."""
+    y, dx, dkv and parameter gradients as float32), cfgNN.keep (the dropout keep-mask); of
+    every configuration, or of those with NN % PARTS == part."""
     fixtures = {}
     for i, c in enumerate(CONFIGS):
+        if part is not None and i % PARTS != part:
+            continue
         c = dict(c, id=config_id(c), shifts=shifts(c["E"]))
         inputs = make_inputs(c)
         keep = keep_mask(c) if c["dropout"] > 0 else None
@@ -159,10 +162,18 @@ def make_fixtures():
 
 
 def test_fixtures_stay_small():
-    """They are copied over serial to a real board."""
-    size = sum(len(v) if isinstance(v, bytes) else len(fixture_text(v))
-               for v in make_fixtures().values())
-    assert size < 1_500_000, size
+    """They are copied over serial to a real board, a part at a time."""
+    parts = [make_fixtures(part) for part in range(PARTS)]
+    assert sorted(name for fixtures in parts for name in fixtures) == sorted(make_fixtures())
+    for fixtures in parts:
+        size = sum(len(v) if isinstance(v, bytes) else len(fixture_text(v))
+                   for v in fixtures.values())
+        assert size < 800_000, size
 
 
-test_attention_on_board = board_test("case_attention", make_fixtures)
+# The configurations in two runs of the case module (so that pytest -n 2 shares them out).
+PARTS = 2
+test_attention_even_configurations_on_board = board_test(
+    "case_attention", lambda: make_fixtures(0))
+test_attention_odd_configurations_on_board = board_test(
+    "case_attention", lambda: make_fixtures(1))
