@@ -68,8 +68,9 @@ def test_configurations_cover_the_grid():
 
 
 def shifts(E):
-    """Each input is k / 2^shift, k uniform in [-2048, 2048): x, G and kv of spread about 1,
-    the weights about 1/sqrt(E) (as the Xavier-like normals before), the biases about 0.1."""
+    """Each input is k / 2^shift, k uniform in [-2048, 2048) (float32-exact on every port):
+    x, G and kv with a standard deviation about 1, the weights about 1/sqrt(E), the biases
+    about 0.1."""
     return {"x": 10, "W": {4: 11, 8: 12, 16: 12, 64: 13}[E], "b": 13}
 
 
@@ -136,7 +137,7 @@ def reference(c, inputs, keep=None):
 @functools.cache
 def make_fixtures(part=None):
     """cfgNN (the configuration, mask, expected names and shapes), cfgNN.f32 (the reference's
-    y, dx, dkv and parameter gradients as float32), cfgNN.keep (the dropout keep-mask); of
+    y, dx, dkv and parameter gradients as little-endian float32), cfgNN.keep (the dropout keep-mask); of
     every configuration, or of those with NN % PARTS == part."""
     fixtures = {}
     for i, c in enumerate(CONFIGS):
@@ -164,7 +165,8 @@ def make_fixtures(part=None):
 def test_fixtures_stay_small():
     """They are copied over serial to a real board, a part at a time."""
     parts = [make_fixtures(part) for part in range(PARTS)]
-    assert sorted(name for fixtures in parts for name in fixtures) == sorted(make_fixtures())
+    names = sorted(name for fixtures in parts for name in fixtures if "." not in name)
+    assert names == ["cfg%02d" % i for i in range(len(CONFIGS))]  # every one, once
     for fixtures in parts:
         size = sum(len(v) if isinstance(v, bytes) else len(fixture_text(v))
                    for v in fixtures.values())
