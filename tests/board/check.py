@@ -155,3 +155,15 @@ def allocates(call, *args):
         return gc.mem_alloc() - before
     finally:
         gc.enable()
+
+
+def close_each(got, want, atol=0.0, rtol=0.0, what=""):
+    """|got - want| <= atol + rtol * |want| item for item (numpy.allclose's test: each item
+    on its own scale, where close() takes the largest |want| for all)."""
+    if _shape(got) != _shape(want):
+        raise AssertionError("%s: shape %s, expected %s" % (what, _shape(got), _shape(want)))
+    g, w = _flat(got), _flat(want)
+    for i in range(len(w)):
+        if not abs(g[i] - w[i]) <= atol + rtol * abs(w[i]):  # also catches NaN
+            raise AssertionError("%s: item %d is %r, expected %r (atol %g, rtol %g)"
+                                 % (what, i, g[i], w[i], atol, rtol))

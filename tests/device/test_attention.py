@@ -1,34 +1,16 @@
-"""The device Attention layer against the NumPy reference, on the virtual board's interpreter."""
+"""The device Attention layer against the NumPy reference on 64 configurations: the host
+makes the configurations and the reference's results, tests/board/case_attention.py compares
+on the --board target."""
+
+import functools
 
 import numpy as np
-import pytest
 
-from device_runner import run_device
+from board_cases import board_test, fixture_text
 from tinyattn_host.reference import attention_backward, attention_forward
+from tinyattn_host.reference.training import Rng
 
 PARAMS = ("Wq", "Wk", "Wv", "Wo", "bq", "bk", "bv", "bo")
-
-DEVICE_CASE = """
-from tinyattn import Attention
-c = IN['config']
-layer = Attention(c['E'], c['H'], use_bias=c['bias'], dropout=c['dropout'],
-                  checkpoint=c['checkpoint'], seed=c['seed'])
-for name, param, grad in layer.collect_params():
-    param[:] = IN[name]
-kv = IN.get('kv')
-y = layer.forward(IN['x'], c['S'], mask=IN.get('mask'), causal=c['causal'], kv=kv,
-                  kv_len=c['S_kv'] if kv is not None else None, training=c['dropout'] > 0)
-grads = layer.backward(IN['G'])
-if kv is not None:
-    OUT['dx'], OUT['dkv'] = grads
-else:
-    OUT['dx'] = grads
-OUT['y'] = y
-for name, param, grad in layer.collect_params():
-    OUT['d' + name] = grad
-if c['dropout'] > 0:
-    OUT['keep'] = layer.keep_mask()
-"""
 
 
 def make_configs():
@@ -85,26 +67,61 @@ def test_configurations_cover_the_grid():
     assert all(c["E"] % c["H"] == 0 for c in CONFIGS)
 
 
+def shifts(E):
+    """Each input is k / 2^shift, k uniform in [-2048, 2048) (float32-exact on every port):
+    x, G and kv with a standard deviation about 1, the weights about 1/sqrt(E), the biases
+    about 0.1."""
+    return {"x": 10, "W": {4: 11, 8: 12, 16: 12, 64: 13}[E], "b": 13}
+
+
+def grid(rng, rows, cols, shift):
+    """What tests/board/case_attention.py's grid draws from the same Rng: float32-exact."""
+    k = np.array([(rng.next32() >> 20) - 2048 for _ in range(rows * cols)], dtype=np.float64)
+    return k.reshape(rows, cols) / 2.0**shift
+
+
 def make_inputs(c):
-    rng = np.random.default_rng(1000 + c["seed"])
-    E, B, S, S_kv = c["E"], c["B"], c["S"], c["S_kv"]
-    f32 = lambda a: a.astype(np.float32).astype(np.float64)  # what the device can hold
-    inputs = {"config": c, "x": f32(rng.standard_normal((B * S, E))),
-              "G": f32(rng.standard_normal((B * S, E)))}
+    """The inputs the device draws (x, G, the parameters, kv: in this order), and the mask."""
+    E, B, S, S_kv, sh = c["E"], c["B"], c["S"], c["S_kv"], c["shifts"]
+    rng = Rng(1000 + c["seed"])
+    inputs = {"x": grid(rng, B * S, E, sh["x"]), "G": grid(rng, B * S, E, sh["x"])}
     for name in PARAMS:
         if name.startswith("W"):
-            inputs[name] = f32(rng.standard_normal((E, E)) / np.sqrt(E))
+            inputs[name] = grid(rng, E, E, sh["W"])
         elif c["bias"]:
-            inputs[name] = f32(0.1 * rng.standard_normal(E))
+            inputs[name] = grid(rng, 1, E, sh["b"]).reshape(E)
     if S_kv != S:
-        inputs["kv"] = f32(rng.standard_normal((B * S_kv, E)))
+        inputs["kv"] = grid(rng, B * S_kv, E, sh["x"])
     if c["mask"]:
-        lengths = rng.integers(1, S_kv + 1, size=B)
+        lengths = np.random.default_rng(1000 + c["seed"]).integers(1, S_kv + 1, size=B)
         mask = (np.arange(S_kv)[None, :] < lengths[:, None]).astype(np.float64)
         if B > 1 and S_kv > 1:
             mask[-1, 0] = 0.0  # a padded key that is not at the end
         inputs["mask"] = mask
     return inputs
+
+
+def keep_threshold(p, real):
+    """tinyattn.rng.keep_threshold(p) on a port whose floats are `real` (np.float32, np.float64)."""
+    low, high = 0, 1 << 32
+    while low < high:
+        middle = (low + high) // 2
+        if real(middle) / real(2.0**32) >= real(p):
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def keep_mask(c):
+    """The device layer's dropout keep-mask (B*H*S, S_kv): its dropout Rng is seeded with the
+    first draw of Rng(seed), then each block (b, h) draws S*S_kv bytes in order."""
+    rng = Rng(Rng(c["seed"]).next32())
+    draws = np.array([rng.next32() for _ in range(c["B"] * c["H"] * c["S"] * c["S_kv"])])
+    keep = draws >= keep_threshold(c["dropout"], np.float64)
+    # the same decisions with float32 (a board, a real ulab) as with float64 (the stand-in)
+    assert np.array_equal(keep, draws >= keep_threshold(c["dropout"], np.float32)), config_id(c)
+    return keep.reshape(-1, c["S_kv"]).astype(np.uint8)
 
 
 def reference(c, inputs, keep=None):
@@ -117,26 +134,48 @@ def reference(c, inputs, keep=None):
     return y, attention_backward(inputs["G"], p, cache)
 
 
-def rel_error(got, want, scale=None):
-    """Frobenius norm of the error over that of the reference (or of `scale`)."""
-    return np.linalg.norm(got - want) / max(np.linalg.norm(want if scale is None else scale),
-                                            1e-30)
+@functools.cache
+def make_fixtures(part=None):
+    """cfgNN (the configuration, mask, expected names and shapes), cfgNN.f32 (the reference's
+    y, dx, dkv and parameter gradients as little-endian float32), cfgNN.keep (the dropout keep-mask); of
+    every configuration, or of those with NN % PARTS == part."""
+    fixtures = {}
+    for i, c in enumerate(CONFIGS):
+        if part is not None and i % PARTS != part:
+            continue
+        c = dict(c, id=config_id(c), shifts=shifts(c["E"]))
+        inputs = make_inputs(c)
+        keep = keep_mask(c) if c["dropout"] > 0 else None
+        y, grads = reference(c, inputs, keep)
+        want = {"y": y, "dx": grads["dx"]}
+        if "kv" in inputs:
+            want["dkv"] = grads["dkv"]
+        want.update(("d" + n, grads["d" + n]) for n in PARAMS if n in inputs)
+        name = "cfg%02d" % i
+        fixture = {"config": c, "expected": [[k, list(v.shape)] for k, v in want.items()]}
+        if c["mask"]:
+            fixture["mask"] = inputs["mask"]
+        fixtures[name] = fixture
+        fixtures[name + ".f32"] = b"".join(v.astype("<f4").tobytes() for v in want.values())
+        if keep is not None:
+            fixtures[name + ".keep"] = keep.tobytes()
+    return fixtures
 
 
-@pytest.mark.parametrize("c", CONFIGS, ids=config_id)
-def test_device_matches_reference(c):
-    inputs = make_inputs(c)
-    out = run_device(DEVICE_CASE, inputs)
-    keep = out.get("keep")
-    if c["dropout"] > 0:
-        assert keep.shape == (c["B"] * c["H"] * c["S"], c["S_kv"])
-        assert set(np.unique(keep)) <= {0.0, 1.0}
-    y, grads = reference(c, inputs, keep)
-    assert np.max(np.abs(out["y"] - y)) <= 1e-4 * max(1.0, np.max(np.abs(y)))
-    names = ["dx"] + (["dkv"] if "kv" in inputs else [])
-    names += ["d" + n for n in PARAMS if n in inputs]
-    for name in names:
-        # dbk is exactly 0 (adding a constant to every score of a row leaves the softmax
-        # unchanged): float32 leaves ~1e-8 there, so measure it on the scale of dbq.
-        scale = grads["dbq"] if name == "dbk" else None
-        assert rel_error(out[name], grads[name], scale) <= 1e-4, name
+def test_fixtures_stay_small():
+    """They are copied over serial to a real board, a part at a time."""
+    parts = [make_fixtures(part) for part in range(PARTS)]
+    names = sorted(name for fixtures in parts for name in fixtures if "." not in name)
+    assert names == ["cfg%02d" % i for i in range(len(CONFIGS))]  # every one, once
+    for fixtures in parts:
+        size = sum(len(v) if isinstance(v, bytes) else len(fixture_text(v))
+                   for v in fixtures.values())
+        assert size < 800_000, size
+
+
+# The configurations in two runs of the case module (so that pytest -n 2 shares them out).
+PARTS = 2
+test_attention_even_configurations_on_board = board_test(
+    "case_attention", lambda: make_fixtures(0))
+test_attention_odd_configurations_on_board = board_test(
+    "case_attention", lambda: make_fixtures(1))
