@@ -59,7 +59,7 @@ def _flat(value):
     """A list of numbers from an ndarray, array.array, bytes, list or number."""
     if hasattr(value, "tolist"):
         value = value.tolist()
-    elif isinstance(value, (int, float)):
+    elif value is None or isinstance(value, (bool, int, float)):  # bool: not an int here
         value = [value]
     elif not isinstance(value, list):
         value = list(value)
