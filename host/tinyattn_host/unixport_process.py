@@ -26,22 +26,14 @@ _prctl = getattr(_LIBC, "prctl", None)  # looked up here, not in a forked child
 _signal = _LIBC.signal
 _signal.argtypes, _signal.restype = [ctypes.c_int, ctypes.c_void_p], ctypes.c_void_p
 
-# VfsPosix (MicroPython 1.28, 1.29) builds both paths of a rename in one buffer when they are
-# absolute, so os.rename('/a.tmp', '/a') fails with ENOENT on the flash (a board's file system
-# takes it): the flash passes the new path on relative to the working directory instead.
 _BOOT = """\
 import os, sys
-class Flash(os.VfsPosix):
-    def rename(self, old, new, getcwd=os.getcwd):
-        if old[:1] == '/' and new[:1] == '/':
-            new = '../' * len([p for p in getcwd().split('/') if p]) + new[1:]
-        super().rename(old, new)
 os.umount('/')
-os.mount(Flash({flash!r}), '/')
+os.mount(os.VfsPosix({flash!r}), '/')
 os.chdir('/')
 sys.path[:] = ['', '.frozen', '/lib']
 print({ready!r}, end='')
-del os, sys, Flash
+del os, sys
 def _run(name):
     try:
         open(name).close()

@@ -170,22 +170,3 @@ def test_cli_prints_the_port_and_stops_on_interrupt(tmp_path):
         cli.send_signal(signal.SIGINT)
         assert cli.wait(timeout=20) == 0
     assert not alive(int(children[0]))
-
-
-def test_the_flash_renames_absolute_paths(virtual_board):
-    """A board's file system renames '/a.tmp' to '/a' (store.save does): so does the flash."""
-    from mpremote.transport_serial import SerialTransport
-
-    (virtual_board.flash_dir / "sub").mkdir()
-    transport = SerialTransport(virtual_board.port, baudrate=115200, timeout=1)
-    try:
-        transport.enter_raw_repl(soft_reset=False)
-        transport.exec("import os\nopen('/a.tmp', 'w').write('x')\nos.rename('/a.tmp', '/a')\n"
-                       "os.chdir('/sub')\nopen('b.tmp', 'w').write('y')\n"
-                       "os.rename('/sub/b.tmp', '/b')\nos.chdir('/')")
-        transport.exit_raw_repl()
-    finally:
-        transport.close()
-    assert (virtual_board.flash_dir / "a").read_text() == "x"
-    assert (virtual_board.flash_dir / "b").read_text() == "y"
-    assert not list(virtual_board.flash_dir.rglob("*.tmp"))
