@@ -26,6 +26,10 @@ _prctl = getattr(_LIBC, "prctl", None)  # looked up here, not in a forked child
 _signal = _LIBC.signal
 _signal.argtypes, _signal.restype = [ctypes.c_int, ctypes.c_void_p], ctypes.c_void_p
 
+# The flash is a VfsPosix at '/'. Before MicroPython's fix of #7389 (after 1.29), its rename
+# of one absolute path to another fails with ENOENT; a board's file system has no such bug, and
+# a Python subclass cannot patch it (the import machinery would read the subclass as the C
+# object), so on the virtual board tinyattn.save takes a relative path (README).
 _BOOT = """\
 import os, sys
 os.umount('/')
