@@ -122,8 +122,7 @@ def test_sequential_with_encoder_saves_loads_and_trains_like_the_reference():
     check.equal(m2.forward(x), logits, "logits of the model saved and loaded")
     opt = Adam(m2.collect_params(), lr=0.01)
     losses = [train_step(m2, opt, x, labels) for _ in range(2)]
-    for i in range(2):
-        check.close(losses[i], f["losses"][i], atol=1e-8, rtol=TOL, what="loss %d" % i)
+    check.close_each(losses, f["losses"], atol=1e-8, rtol=TOL, what="losses")  # np.allclose
     for name, p, g in m2.collect_params():
         if not name.endswith("self_attn.bk"):  # its gradient is float32 noise around 0
             check.rel_error_below(p, f["after." + name], TOL, what=name + " after two steps")
