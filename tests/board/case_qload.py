@@ -1,0 +1,29 @@
+"""An int8 model with encoder layers loads in a fresh interpreter: importing quant does not
+import qencoder (its layers take ~17 KB of a board's heap), load registers them on first use.
+
+The runner gives every case module a fresh interpreter (a process on the unix port, a soft
+reset on a board), so nothing before this module has imported qencoder."""
+
+import array
+import sys
+
+import check
+from tinyattn import Sequential
+from tinyattn.quant import load, quantize
+from tinyattn.rng import Rng
+
+IMPORTED = (Sequential, quantize, Rng)  # what a program that quantizes a model imports
+
+
+def test_int8_encoder_model_loads_in_a_fresh_interpreter():
+    assert "tinyattn.qencoder" not in sys.modules, "importing tinyattn.quant imported qencoder"
+    f = check.fixture("model")
+    qm = load(check.path("enc-int8.bin"))
+    check.equal([layer.kind for layer in qm.layers], f["kinds"], "kinds")
+    rows, cols = f["x"].shape
+    xq = array.array("b", f["xq"])
+    trace = []
+    qm.forward_int(xq, rows, cols, trace=trace)
+    for i, want in enumerate(f["trace"]):
+        check.equal(trace[i][0], want, "layer %d (%s)" % (i, f["kinds"][i]))
+    check.equal(qm.forward_int(xq, rows, cols)[0], f["trace"][-1], "a second run")
