@@ -99,7 +99,7 @@ class UnixPort:
             root = Path(tmp) / "fixtures"
             write_fixtures(root / module, fixtures)
             command = [unixport.interpreter(), "-X", f"heapsize={heap or DEFAULT_HEAP}",
-                       str(BOARD_DIR / "runner.py"), str(root), module]
+                       str(BOARD_DIR / "runner.py"), root.name, module]
             env = dict(os.environ, MICROPYPATH=unixport.search_path([BOARD_DIR]))
             done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp,
                                   timeout=SILENCE)
@@ -151,8 +151,10 @@ class OnBoard:
             for item in sorted(Path(tmp).iterdir()):
                 self._put(f"{folder}/{item.name}", item.read_bytes())
         self.transport.enter_raw_repl(soft_reset=True)
-        code = (f"import sys\nsys.path.insert(0, {REMOTE_DIR!r})\nimport runner\n"
-                f"runner.main([{module!r}], {REMOTE_DIR + '/fixtures'!r})\n")
+        # relative paths from /tests: the virtual board cannot rename one absolute path to
+        # another (README, troubleshooting), and a case's saves rename
+        code = (f"import os, sys\nos.chdir({REMOTE_DIR!r})\nsys.path.insert(0, {REMOTE_DIR!r})\n"
+                f"import runner\nrunner.main([{module!r}], 'fixtures')\n")
         self.transport.exec_raw_no_follow(code)
         out, err = self.transport.follow(SILENCE)
         return Report.parse((out + err).decode(errors="replace"))
