@@ -1,210 +1,155 @@
-"""save/load on the device: round trips, the host reading the device's files and back, bad
-files, and an interpreter killed in the middle of a save."""
+"""save/load on the device (tests/board/case_store.py on the board): round trips, the host's
+files loaded and saved again byte for byte, bad files; and an interpreter killed in the middle
+of a save (host-driven, tests/board/scripts/killed_save.py)."""
 
+import json
 import os
 import signal
 import struct
 import subprocess
-import zlib
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from device_runner import run_device
+from board_cases import BOARD_DIR, board_test
 from tinyattn_host import modelfile, unixport
-from tinyattn_host.unixport import MicroPythonError
+from tinyattn_host.harness import FLOAT_TOLERANCE, IRIS_CONFIG, random_model
+from tinyattn_host.reference.layers import sequential_forward
 
 PARAM_NAMES = ["0.W", "0.b"] + ["3." + n for n in ("Wq", "Wk", "Wv", "Wo", "bq", "bk", "bv", "bo")] \
     + ["5.W", "5.b"]
+KILLED_SAVE = BOARD_DIR / "scripts" / "killed_save.py"
 
 
-def save_model(path, seed):
-    """Save iris_model(seed) on the device; return its parameters and its output on x."""
-    x = np.random.default_rng(seed).standard_normal((3, 4))
-    return run_device(f"""
-from tinyattn import iris_model, save
-m = iris_model({seed})
-save(m, {str(path)!r})
-OUT['y'] = m.forward(IN['x'])
-for name, p, g in m.collect_params():
-    OUT[name] = p
-""", {"x": x}), x
+def host_params():
+    """The host's model: random_model(4) changed a little, float32."""
+    return {name: (a * 2 + 0.25).astype(np.float32) for name, a in random_model(4).items()}
 
 
-def test_round_trip_on_the_device_and_on_the_host(tmp_path):
-    path = tmp_path / "model.bin"
-    saved, x = save_model(path, 3)
-    assert not (tmp_path / "model.bin.tmp").exists()
-    out = run_device(f"""
-from tinyattn import iris_model, load
-m = load({str(path)!r})
-OUT['y'] = m.forward(IN['x'])
-OUT['config'] = m.config()
-for name, p, g in m.collect_params():
-    OUT[name] = p
-again = iris_model(3)
-OUT['same'] = [p.tolist() == q.tolist() for (_, p, _), (_, q, _) in
-               zip(m.collect_params(), again.collect_params())]
-""", {"x": x})
-    assert out["same"] == [True] * 12  # bit for bit, compared on the device
-    assert np.array_equal(out["y"], saved["y"])
-    kind, meta, arrays = modelfile.read_model(path)
-    assert kind == "sequential" and meta["config"] == out["config"]
+def written(kind, meta, arrays):
+    """The bytes of modelfile.write_model(path, kind, meta, arrays)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "m.bin"
+        modelfile.write_model(path, kind, meta, arrays)
+        return path.read_bytes()
+
+
+def model_bytes(params, kind="sequential"):
+    """A model file of IRIS_CONFIG with `params`, in the device's order (collect_params)."""
+    return written(kind, {"config": IRIS_CONFIG},
+                   {name: params[name] for name in PARAM_NAMES if name in params})
+
+
+def bad_files():
+    """{name: bytes}: the truncated, foreign, corrupt and misfit files the device refuses."""
+    data = model_bytes(random_model(5))
+    files = {}
+    cuts = [0, 5, 9, 30, len(data) // 2, len(data) - 9, len(data) - 1]
+    for cut in cuts:
+        files[f"cut{cut}"] = data[:cut]
+    files["foreign"] = b"PK\x03\x04 a zip file, not a model" * 10
+    files["v2"] = data[:8] + struct.pack("<H", 2) + data[10:]
+    flipped = bytearray(data)
+    flipped[len(data) - 12] ^= 0x40  # inside the last array's numbers
+    files["flipped"] = bytes(flipped)
+    files["longer"] = data + b"\0\0"
+    arrays = random_model(7)
+    files["shape.bin"] = model_bytes(dict(arrays, **{"0.W": np.zeros((32, 5), np.float32)}))
+    files["missing.bin"] = model_bytes({k: v for k, v in arrays.items() if k != "5.b"})
+    files["kind.bin"] = model_bytes(arrays, kind="int8-sequential")
+    return files, cuts
+
+
+def cut_messages(cuts):
+    """What loading each cut must say; the cuts inside the meta block apart (a test of their
+    own: the device called them "not valid JSON")."""
+    start = len(modelfile.MAGIC) + 2 + 2 + len("sequential") + 4
+    end = start + len(json.dumps({"config": IRIS_CONFIG}))
+    return {"cuts": [[cut, "not a tinyattn model file" if i < 2 else "truncated"]
+                     for i, cut in enumerate(cuts) if not start < cut < end],
+            "in_meta": [cut for cut in cuts if start < cut < end]}
+
+
+def absurd_files():
+    """Small files with a valid CRC whose shapes are absurd."""
+    return {
+        "huge.bin": written("sequential", {"config": [["Dense", 10 ** 7, 10 ** 7, True]]},
+                            {"0.W": np.zeros((1, 1)), "0.b": np.zeros(1)}),
+        "empty.bin": written("sequential", {"config": [["Dense", 1, 1, True]]},
+                             {"0.W": np.zeros((0, 10 ** 9)), "0.b": np.zeros(1)}),
+        "entry.bin": written("sequential", {"config": [["Dense", 1]]}, {"0.W": np.zeros((1, 1))}),
+    }
+
+
+def int8_bytes():
+    return written("int8-test", {"scale": 0.25}, {
+        "w": np.array([[127, -128, 0], [5, -7, 1]], np.int8),
+        "acc": np.array([2 ** 31 - 1, -2 ** 31], np.int32),
+        "u": np.array([[0, 255]], np.uint8), "f": np.array([[1.5, -2.0]], np.float32)})
+
+
+def make_fixtures():
+    params = host_params()
+    x = np.random.default_rng(4).standard_normal((3, 4))
+    y, _ = sequential_forward(IRIS_CONFIG, {k: v.astype(np.float64) for k, v in params.items()}, x)
+    bad, cuts = bad_files()
+    return {
+        "x": {"x": np.random.default_rng(3).standard_normal((3, 4))},
+        "host": {"config": IRIS_CONFIG, "x": x, "y": y,
+                 "atol": FLOAT_TOLERANCE * max(1.0, float(np.abs(y).max()))},
+        "host.bin": model_bytes(params),
+        "int8.bin": int8_bytes(),
+        "cuts": cut_messages(cuts),
+        **bad, **absurd_files(),
+    }
+
+
+test_store_on_board = board_test("case_store", make_fixtures, heap="256k")
+
+
+# ---- the host's side of the same files ---------------------------------------------------------
+def test_the_host_reads_the_files_it_gives_the_device():
+    """What the device's bytes are compared with reads back on the host as written: the names
+    in the device's order, float32, integer dtypes kept."""
+    params = host_params()
+    kind, meta, arrays = read_bytes(model_bytes(params))
+    assert kind == "sequential" and meta == {"config": IRIS_CONFIG}
     assert list(arrays) == PARAM_NAMES
     for name in PARAM_NAMES:
-        assert arrays[name].dtype == np.float32
-        # the values came back as text: within one float32 step
-        np.testing.assert_array_max_ulp(arrays[name], saved[name].astype(np.float32), 1)
-
-
-def test_a_file_written_on_the_host_loads_on_the_device(tmp_path):
-    path = tmp_path / "host.bin"
-    saved, x = save_model(path, 4)
-    kind, meta, arrays = modelfile.read_model(path)
-    changed = {name: a * 2 + 0.25 for name, a in arrays.items()}
-    modelfile.write_model(path, kind, meta, changed)
-    run_device(f"""
-from tinyattn import load, save
-save(load({str(path)!r}), {str(path) + "2"!r})
-""")
-    kind2, meta2, again = modelfile.read_model(str(path) + "2")
-    assert (kind2, meta2) == (kind, meta)
-    for name in PARAM_NAMES:
-        assert np.array_equal(again[name], changed[name].astype(np.float32)), name
-
-
-def test_integer_arrays_for_quantized_models(tmp_path):
-    path = tmp_path / "int8.bin"
-    out = run_device(f"""
-import array
-from tinyattn.store import write_file, read_file
-w = array.array('b', [127, -128, 0, 5, -7, 1])
-write_file({str(path)!r}, 'int8-test', {{'scale': 0.25}},
-           [('w', w, 'b', (2, 3)), ('acc', array.array('i', [2**31 - 1, -2**31]), 'i', (2,)),
-            ('u', bytearray(b'\\x00\\xff'), 'B', (1, 2)), ('f', np.array([[1.5, -2.0]]))])
-kind, meta, arrays = read_file({str(path)!r})
-OUT['kind'], OUT['meta'] = kind, meta
-OUT['arrays'] = [[name, list(shape), list(value) if not hasattr(value, 'shape') else value.tolist()]
-                 for name, shape, value in arrays]
-try:
-    write_file({str(path)!r} + '2', 'x', {{}}, [('w', w, 'b', (4, 3))])
-except ValueError as e:
-    OUT['error'] = str(e)
-""")
-    assert out["kind"] == "int8-test" and out["meta"] == {"scale": 0.25}
-    assert out["arrays"] == [["w", [2, 3], [127, -128, 0, 5, -7, 1]],
-                             ["acc", [2], [2 ** 31 - 1, -2 ** 31]], ["u", [1, 2], [0, 255]],
-                             ["f", [1, 2], [[1.5, -2.0]]]]
-    kind, meta, arrays = modelfile.read_model(path)
+        assert arrays[name].dtype == np.float32 and np.array_equal(arrays[name], params[name])
+    kind, meta, arrays = read_bytes(int8_bytes())
+    assert (kind, meta) == ("int8-test", {"scale": 0.25})
     assert arrays["w"].dtype == np.int8 and arrays["w"].tolist() == [[127, -128, 0], [5, -7, 1]]
     assert arrays["acc"].dtype == np.int32 and arrays["acc"].tolist() == [2 ** 31 - 1, -2 ** 31]
     assert arrays["u"].dtype == np.uint8 and arrays["f"].dtype == np.float32
-    assert "shape" in out["error"] and not (tmp_path / "int8.bin2").exists()
 
 
-def load_error(path):
-    with pytest.raises(MicroPythonError) as err:
-        run_device(f"from tinyattn import load\nload({str(path)!r})")
-    assert err.value.kind == "ValueError", err.value.output
-    return err.value.message
-
-
-def test_truncated_files_are_rejected(tmp_path):
-    path = tmp_path / "model.bin"
-    save_model(path, 5)
-    data = path.read_bytes()
-    cuts = [0, 5, 9, 30, len(data) // 2, len(data) - 9, len(data) - 1]
-    script = ["from tinyattn import load", "errors = []"]
-    for cut in cuts:
-        (tmp_path / f"cut{cut}").write_bytes(data[:cut])
-    out = run_device(f"""
-from tinyattn import load
-errors = []
-for cut in {cuts!r}:
-    try:
-        load({str(tmp_path)!r} + '/cut%d' % cut)
-        errors.append('loaded')
-    except ValueError as e:
-        errors.append(str(e))
-OUT['errors'] = errors
-""")
-    assert "not a tinyattn model file" in out["errors"][0]
-    assert "not a tinyattn model file" in out["errors"][1]
-    for message in out["errors"][2:]:
-        assert "truncated" in message, message
+def test_the_host_rejects_the_bad_files_too():
+    bad, cuts = bad_files()
     for cut in cuts[2:]:
         with pytest.raises(modelfile.ModelFileError, match="truncated"):
-            modelfile.read_model(tmp_path / f"cut{cut}")
-
-
-def test_foreign_corrupt_and_wrong_version_files_are_rejected(tmp_path):
-    path = tmp_path / "model.bin"
-    save_model(path, 6)
-    data = path.read_bytes()
-    (tmp_path / "foreign").write_bytes(b"PK\x03\x04 a zip file, not a model" * 10)
-    assert "not a tinyattn model file" in load_error(tmp_path / "foreign")
-    (tmp_path / "v2").write_bytes(data[:8] + struct.pack("<H", 2) + data[10:])
-    assert "format version 2" in load_error(tmp_path / "v2") and "version 1" in load_error(tmp_path / "v2")
-    flipped = bytearray(data)
-    flipped[len(data) - 12] ^= 0x40  # inside the last array's numbers
-    (tmp_path / "flipped").write_bytes(bytes(flipped))
-    assert "checksum" in load_error(tmp_path / "flipped")
-    (tmp_path / "longer").write_bytes(data + b"\0\0")
-    assert "2 unexpected bytes" in load_error(tmp_path / "longer")
+            read_bytes(bad[f"cut{cut}"])
     for name in ("foreign", "v2", "flipped", "longer"):
         with pytest.raises(modelfile.ModelFileError):
-            modelfile.read_model(tmp_path / name)
+            read_bytes(bad[name])
 
 
-def test_arrays_that_do_not_fit_the_config_are_rejected(tmp_path):
-    path = tmp_path / "model.bin"
-    save_model(path, 7)
-    kind, meta, arrays = modelfile.read_model(path)
-    wrong = dict(arrays, **{"0.W": np.zeros((32, 5), np.float32)})
-    modelfile.write_model(tmp_path / "shape.bin", kind, meta, wrong)
-    message = load_error(tmp_path / "shape.bin")
-    assert "0.W" in message and "(32, 5)" in message and "(32, 4)" in message
-    missing = {k: v for k, v in arrays.items() if k != "5.b"}
-    modelfile.write_model(tmp_path / "missing.bin", kind, meta, missing)
-    assert "5.b" in load_error(tmp_path / "missing.bin")
-    modelfile.write_model(tmp_path / "kind.bin", "int8-sequential", meta, arrays)
-    assert "'int8-sequential'" in load_error(tmp_path / "kind.bin")
+def read_bytes(data):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "m.bin"
+        path.write_bytes(data)
+        return modelfile.read_model(path)
 
 
-KILLED_SAVE = """
-import sys, time
-from tinyattn import iris_model, save, store
-path = sys.argv[1]
-save(iris_model(1), path)
-
-class SlowFile:
-    # a file that stops for good after 600 bytes, so the test can kill the interpreter there
-    def __init__(self, f):
-        self.f, self.written = f, 0
-    def __enter__(self):
-        return self
-    def __exit__(self, *exc):
-        self.f.close()
-    def write(self, data):
-        self.f.write(data)
-        self.written += len(data)
-        if self.written > 600:
-            self.f.flush()
-            print('midway')
-            time.sleep(60)
-
-store.open = lambda name, mode: SlowFile(open(name, mode))
-save(iris_model(2), path)
-print('finished')
-"""
-
-
+# ---- host-driven: SIGKILL in the middle of a save --------------------------------------------
 def test_a_save_killed_midway_leaves_the_earlier_model(tmp_path):
-    script = tmp_path / "killed.py"
-    script.write_text(KILLED_SAVE)
+    """Host-driven on the unix port: the host kills the interpreter (SIGKILL) while a save
+    stalls halfway through its .tmp file, which no board case can do."""
     path = tmp_path / "model.bin"
     env = dict(os.environ, MICROPYPATH=unixport.search_path())
-    proc = subprocess.Popen([unixport.interpreter(), str(script), str(path)],
+    proc = subprocess.Popen([unixport.interpreter(), str(KILLED_SAVE), "save", str(path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         line = proc.stdout.readline()
@@ -217,36 +162,5 @@ def test_a_save_killed_midway_leaves_the_earlier_model(tmp_path):
     assert partial.exists() and 600 < partial.stat().st_size < 2500
     with pytest.raises(modelfile.ModelFileError, match="truncated"):
         modelfile.read_model(partial)
-    out = run_device(f"""
-from tinyattn import iris_model, load
-m = load({str(path)!r})
-first = iris_model(1)
-OUT['same'] = [p.tolist() == q.tolist() for (_, p, _), (_, q, _) in
-               zip(m.collect_params(), first.collect_params())]
-""")
-    assert out["same"] == [True] * 12
-    assert "truncated" in load_error(partial)
-
-
-def test_absurd_shapes_in_a_good_file_are_refused_before_anything_is_allocated(tmp_path):
-    """A small file with a valid CRC: a config asking for 10^7 x 10^7 weights, and an array
-    of 0 x 10^9 (no bytes, a billion rows). Both refused at once, naming what is wrong."""
-    huge = tmp_path / "huge.bin"
-    modelfile.write_model(huge, "sequential", {"config": [["Dense", 10 ** 7, 10 ** 7, True]]},
-                          {"0.W": np.zeros((1, 1)), "0.b": np.zeros(1)})
-    empty = tmp_path / "empty.bin"
-    modelfile.write_model(empty, "sequential", {"config": [["Dense", 1, 1, True]]},
-                          {"0.W": np.zeros((0, 10 ** 9)), "0.b": np.zeros(1)})
-    bad_entry = tmp_path / "entry.bin"
-    modelfile.write_model(bad_entry, "sequential", {"config": [["Dense", 1]]},
-                          {"0.W": np.zeros((1, 1))})
-    out = run_device(f"""
-from tinyattn import load
-OUT['errors'] = devio.value_errors({{name: (lambda p=p: load(p)) for name, p in
-    (('huge', {str(huge)!r}), ('empty', {str(empty)!r}), ('entry', {str(bad_entry)!r}))}})
-""", heap="256k")
-    errors = out["errors"]
-    assert "array 0.W must be float32 of shape (10000000, 10000000), got (1, 1)" in errors["huge"]
-    assert "array 0.W has shape (0, 1000000000); every dimension must be >= 1" in errors["empty"]
-    assert "config entry 0: ['Dense', 1]: must be ['Dense', in_features, out_features, use_bias]" \
-        in errors["entry"]
+    out = unixport.run_file(KILLED_SAVE, args=("check", str(path)))
+    assert out.strip() == "ok", out
