@@ -18,6 +18,7 @@ from tinyattn.wire import ERRORS
 from ulab import numpy as np
 
 MAGIC = b"\xa5T"
+ERROR_TYPE = 0x05
 ITEMSIZE = {"f": 4, "b": 1, "B": 1, "h": 2, "i": 4}
 
 
@@ -68,6 +69,18 @@ def frames(data):
     return out
 
 
+def joined(replies):
+    """(type, seq, payload) of each message in `replies` (frames), its chunks joined."""
+    out, more = [], False
+    for kind, flags, seq, payload, _ in replies:
+        if more and out[-1][:2] == [kind, seq]:
+            out[-1][2] += payload
+        else:
+            out.append([kind, seq, bytearray(payload)])
+        more = flags & 1
+    return [(kind, seq, bytes(payload)) for kind, seq, payload in out]
+
+
 def record(payload):
     """(head, {name: (typecode, shape, values)}) of a record: u16 head length, JSON head,
     then the arrays the head lists, row-major."""
@@ -113,8 +126,8 @@ def same(got, want, what):
 
 
 def error(reply):
-    """(seq, error name, message) of an ERROR frame."""
-    seq, payload = reply[2], reply[3]
+    """(seq, error name, message) of an ERROR frame (or message)."""
+    seq, payload = reply[1:3] if len(reply) == 3 else reply[2:4]
     return seq, ERRORS.get(payload[0], payload[0]), str(payload[1:], "utf-8")
 
 
@@ -132,7 +145,7 @@ def test_golden_frames_in_give_the_golden_frames_out():
         what = "reply %d (to %s)" % (i, label)
         same([reply[0], reply[2]], [kind, seq], what + ": type and seq")
         if name is not None:
-            got_seq, got_name, message = error(reply)
+            _, got_name, message = error(reply)
             same(got_name, name, what + ": error")
             if part not in message:
                 raise AssertionError("%s: %r is not in %r" % (what, part, message))
@@ -227,6 +240,45 @@ def test_errors_name_the_field_and_a_refused_request_changes_nothing():
     last = answers[-1]  # the model loaded first is still there, its weights unchanged
     same(last[0], want["forward_reply"], "the last answer")
     check.close(matrix(record(last[3])[1]["logits"]), want["logits"], atol=1e-5, what="logits")
+
+
+def frame(kind, seq, payload, more=False):
+    """A frame of docs/protocol.md, built here."""
+    head = struct.pack("<BBHH", kind, 1 if more else 0, seq, len(payload))
+    return MAGIC + head + struct.pack("<I", crc32(payload, crc32(head))) + payload
+
+
+def test_load_qmodel_takes_what_quantize_replies():
+    """docs/protocol.md: LOAD_QMODEL takes the layers and arrays "as QUANTIZE replies", and
+    replies "the same as QUANTIZE". The QUANTIZE reply's record goes back in a LOAD_QMODEL
+    (in chunks, built here), to a session of its own."""
+    from tinyattn.wire import CHUNK
+
+    want = check.fixture("qmodel")
+    _, _, out = serve("quantize.bin")
+    quantized = [m for m in joined(frames(out)) if m[0] != want["ack"]]
+    same([m[0] for m in quantized], want["replies"], "the replies to LOAD_MODEL, QUANTIZE")
+    description = quantized[-1][2]
+    stream = bytearray()
+    for start in range(0, len(description), CHUNK):
+        stream += frame(want["load_qmodel"], 7, description[start:start + CHUNK],
+                        start + CHUNK < len(description))
+    keyboard, real = Keyboard(), link.micropython
+    link.micropython = keyboard
+    out = io.BytesIO()
+    try:
+        link.serve(timeout=5, byte_timeout=0.05, stdin=io.BytesIO(stream), stdout=out)
+    finally:
+        link.micropython = real
+    replies = [m for m in joined(frames(out.getvalue())) if m[0] != want["ack"]]
+    same(len(replies), 1, "replies to LOAD_QMODEL")
+    if replies[0][0] == ERROR_TYPE:
+        raise AssertionError("LOAD_QMODEL of QUANTIZE's reply: %s %s" % error(replies[0])[1:])
+    same(replies[0][0], want["load_qmodel"] | 0x80, "LOAD_QMODEL's reply")
+    got, sent = record(replies[0][2]), record(description)
+    for name in sorted(sent[1]):  # the arrays, in the order the head lists them
+        same(got[1].get(name), sent[1][name], "LOAD_QMODEL's reply: array %s" % name)
+    same(got[0] == sent[0], True, "LOAD_QMODEL's reply: the same layers as sent")
 
 
 # ---- the heap ------------------------------------------------------------------------------

@@ -174,6 +174,17 @@ def field_fixtures():
         "logits": logits, "ack": P.ACK, "error": P.ERROR, "forward_reply": P.FORWARD | P.REPLY}}
 
 
+def qmodel_fixtures():
+    from tinyattn_host.harness import iris
+
+    X, _ = iris()
+    stream = message(P.LOAD_MODEL, 1, {"config": IRIS_CONFIG}, random_model(3)) \
+        + message(P.QUANTIZE, 2, {}, {"x": X[:30]})
+    return {"quantize.bin": stream, "qmodel": {
+        "replies": [P.LOAD_MODEL | P.REPLY, P.QUANTIZE | P.REPLY], "ack": P.ACK,
+        "load_qmodel": P.LOAD_QMODEL}}
+
+
 # ---- the heap --------------------------------------------------------------------------------
 ROUNDS = 10
 
@@ -199,7 +210,7 @@ def heap_fixtures():
 def make_fixtures():
     data = bytes(range(256)) * 3 + b"tinyattn"
     return {**golden_fixtures(), **hello_fixtures(), **bad_fixtures(), **field_fixtures(),
-            **heap_fixtures(), "crc_data": data, "crc": {"zlib": zlib.crc32(data)}}
+            **heap_fixtures(), **qmodel_fixtures(), "crc_data": data, "crc": {"zlib": zlib.crc32(data)}}
 
 
 test_link_on_board = board_test("case_link", make_fixtures)

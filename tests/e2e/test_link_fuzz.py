@@ -1,17 +1,22 @@
 """The link's fuzz test: thousands of malformed items of every kind over the virtual board's
 pty, each answered with the right error in well under a second, each followed by a good
 request whose answer is checked against the reference (issue 13; docs/protocol.md, "Limits").
+The same items also go through serve() on the --board target (tests/board/case_link_fuzz.py),
+in two streams, the device checking every answer against the host's plan.
 
 FUZZ_ITEMS (default 3000) and FUZZ_SEED (default 13) change the run.
 """
 
 import os
 import struct
+import tempfile
+from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from device_runner import run_device
+from board_cases import BOARD_DIR, board_test
 from malformed import Fuzz
 from tinyattn_host import protocol as P
 from tinyattn_host import unixport
@@ -30,7 +35,7 @@ W = P.wire
 
 
 class Checker:
-    """Good requests and the checks of their answers: float and int8 forwards, STATUS.
+    """Good requests and what their answers must hold: float and int8 forwards, STATUS.
 
     `errors` is the count of error frames the device must have sent so far.
     """
@@ -43,27 +48,33 @@ class Checker:
         self.turn = 0
 
     def good(self, rng):
-        """(type, head, arrays, check): a good request and the check of its reply."""
+        """(type, head, arrays, want): a good request and what its reply must hold (plain
+        JSON values: check_reply on the host, case_link_fuzz.check_good on the device)."""
         self.turn += 1
         xb = self.X[rng.choice(len(self.X), int(rng.integers(1, 4)), replace=False)]
         if self.turn % 3 == 0:
-            def check(head, got):
-                want, _ = sequential_forward(IRIS_CONFIG, self.params, xb)
-                tolerance = FLOAT_TOLERANCE * max(1.0, np.abs(want).max())
-                assert np.abs(got["logits"] - want).max() <= tolerance
-            return P.FORWARD, {}, {"x": xb}, check
+            want, _ = sequential_forward(IRIS_CONFIG, self.params, xb)
+            tolerance = FLOAT_TOLERANCE * max(1.0, np.abs(want).max())
+            return P.FORWARD, {}, {"x": xb}, {"logits": want.ravel().tolist(),
+                                              "shape": list(want.shape), "atol": tolerance}
         if self.turn % 3 == 1:
             xq = quantize_input(xb, self.s_in)
+            want = integer.sequential(xq, self.qlayers)[-1]
+            return P.FORWARD_INT8, {}, {"x": xq}, {"y": want.ravel().tolist(),
+                                                  "shape": list(want.shape)}
+        return P.STATUS, {}, {}, {"errors": self.errors}
 
-            def check(head, got):
-                want = integer.sequential(xq, self.qlayers)[-1]
-                assert np.array_equal(got["y"].reshape(head["rows"], head["cols"]), want)
-            return P.FORWARD_INT8, {}, {"x": xq}, check
-        errors = self.errors
 
-        def check(head, got):
-            assert head["errors"] == errors and head["model"] and head["qmodel"]
-        return P.STATUS, {}, {}, check
+def check_reply(want, head, got):
+    """The host's check of a good request's reply (head, arrays) against Checker's `want`."""
+    if "logits" in want:
+        expected = np.reshape(want["logits"], want["shape"])
+        assert np.abs(got["logits"] - expected).max() <= want["atol"]
+    elif "y" in want:
+        expected = np.reshape(want["y"], want["shape"])
+        assert np.array_equal(got["y"].reshape(head["rows"], head["cols"]), expected)
+    else:
+        assert head["errors"] == want["errors"] and head["model"] and head["qmodel"]
 
 
 def setup_requests(X, params):
@@ -105,77 +116,51 @@ def test_malformed_items_over_the_pty_each_answered_then_a_checked_request(small
                 got, message = answer(link, expected)
                 assert got == expected, (maker.__name__, data[:300].hex(), message)
                 checker.errors += expected != "ACK"
-            kind, head, arrays, check = checker.good(rng)
-            check(*link.request(kind, head, arrays))
+            kind, head, arrays, want = checker.good(rng)
+            check_reply(want, *link.request(kind, head, arrays))
         for truncated in (P.frame(P.HELLO, 7, P.encode())[:9],
                           P.frame(P.FORWARD, 8, P.encode({}, {"x": X[:2]}))[:40]):
             link.send_bytes(truncated)  # answered once the byte timeout has passed
             kind, _, _, payload = link.read_frame(timeout=W.BYTE_TIMEOUT_MS / 1000 + ANSWER_WITHIN)
             assert (kind, P.ERRORS[payload[0]]) == (P.ERROR, "TRUNCATED")
             checker.errors += 1
-            kind, head, arrays, check = checker.good(rng)
-            check(*link.request(kind, head, arrays))
+            kind, head, arrays, want = checker.good(rng)
+            check_reply(want, *link.request(kind, head, arrays))
         with pytest.raises(P.DeviceError, match="TOO_BIG"):
             link.request_raw(P.LOAD_MODEL, bytes(W.MAX_MESSAGE + 1))
         checker.errors += 1
-        kind, head, arrays, check = checker.good(rng)
-        check(*link.request(kind, head, arrays))
+        kind, head, arrays, want = checker.good(rng)
+        check_reply(want, *link.request(kind, head, arrays))
 
 
-SERVE_STREAM = """
-import io
-from tinyattn import link
-out = io.BytesIO()
-OUT['why'] = link.serve(timeout=5, stdin=open(IN['path'], 'rb'), stdout=out)
-with open(IN['path'] + '.out', 'wb') as f:
-    f.write(out.getvalue())
-"""
+# ---- the same items through serve() (tests/board/case_link_fuzz.py) ------------------------
+SERVE_STREAM = BOARD_DIR / "scripts" / "serve_stream.py"
+PLAN_CHUNK = 100  # plan entries a fixture file: the board reads one file at a time
+HALVES = 2  # the items in two streams, two runs of the case: each run's fixtures stay < 1 MB
 
 
-def test_the_same_items_through_serve_on_the_unix_port(tmp_path):
-    """Every item and good request in one stream through serve() (any interpreter, real ulab
-    too); the replies, read after, are checked in order."""
-    X, _ = iris()
-    params = random_model(3)
-    setup = [P.frame(P.HELLO, 1, P.encode())] + [
-        b"".join(P.frames(kind, 2 + n, P.encode(head, arrays)))
-        for n, (kind, head, arrays) in enumerate(setup_requests(X, params))]
-    # the QUANTIZE reply is the device's: the host cannot know it before the stream runs
-    qhead, qarrays = first_replies(tmp_path, b"".join(setup))[-1]
-    rng = np.random.default_rng(SEED + 1)
-    fuzz = Fuzz(rng, params, qhead, qarrays, X)
-    checker = Checker(params, qhead, qarrays, X)
-    makers = fuzz.makers()
-    stream, plan = bytearray(b"".join(setup)), []
-    for i in range(ITEMS):
-        data, expected = makers[i % len(makers)]()
-        stream += data
-        checker.errors += expected not in (None, "ACK")
-        kind, head, arrays, check = checker.good(rng)
-        stream += b"".join(P.frames(kind, 50000 + i, P.encode(head, arrays)))
-        plan.append((makers[i % len(makers)].__name__, expected, kind, check))
-    stream += b"".join(P.frames(P.LOAD_MODEL, 9, bytes(W.MAX_MESSAGE + 1)))
-    replies = run_stream(tmp_path, bytes(stream))
-    replies = iter(replies[[r[0] for r in replies].index(P.QUANTIZE | P.REPLY) + 1:])
-    for name, expected, kind, check in plan:
-        if expected is not None:
-            got = next(r for r in replies if r[0] != P.ACK or expected == "ACK")
-            got_name = "ACK" if got[0] == P.ACK else P.ERRORS[got[2][0]] \
-                if got[0] == P.ERROR else got[0]
-            assert got_name == expected, (name, bytes(got[2]))
-        reply = next(r for r in replies if r[0] != P.ACK)
-        assert reply[0] == kind | P.REPLY, (name, reply[0], bytes(reply[2]))
-        check(*P.decode(reply[2]))
-    last = [r for r in replies if r[0] != P.ACK]
-    assert [(r[0], P.ERRORS[r[2][0]]) for r in last] == [(P.ERROR, "TOO_BIG")]
+def device_int8_model(setup):
+    """(head, arrays, payload) of the QUANTIZE reply to `setup`: the device's int8 model.
+
+    Host-driven on the unix port (tests/board/scripts/serve_stream.py), before the stream is
+    written: the malformed int8 descriptions are made from this model and the int8 answers
+    are checked against it, so the host must know it first. The stream's own QUANTIZE must
+    then give these very bytes (case_link_fuzz checks), as it does on the interpreter that
+    made them. (A LOAD_QMODEL of this model would give any board the same int8 model, but the
+    device refuses QUANTIZE's own description: its Dense layers' field 'lo'.)
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        stream, replies = Path(tmp) / "setup.bin", Path(tmp) / "replies.bin"
+        stream.write_bytes(setup)
+        unixport.run_file(SERVE_STREAM, heap="8m", args=(str(stream), str(replies)))
+        payload = [payload for kind, _, payload in read_replies(replies.read_bytes())
+                   if kind == P.QUANTIZE | P.REPLY][0]
+    return (*P.decode(payload), payload)
 
 
-def run_stream(tmp_path, stream):
-    """serve() over `stream` on the unix port: the replies as (type, seq, payload)."""
-    path = tmp_path / "stream.bin"
-    path.write_bytes(stream)
-    run_device(SERVE_STREAM, {"path": str(path)}, heap="8m")
-    data, out = (tmp_path / "stream.bin.out").read_bytes(), []
+def read_replies(data):
+    """The replies in `data` as (type, seq, payload), a message's chunks joined."""
+    out = []
     while data:
         length = struct.unpack_from("<H", data, 6)[0]
         kind, flags, seq, payload = P.parse_frame(data[:P.HEADER + length])
@@ -187,9 +172,63 @@ def run_stream(tmp_path, stream):
     return [(kind, seq, payload) for kind, seq, payload, _ in out]
 
 
-def first_replies(tmp_path, stream):
-    return [P.decode(payload) for kind, _, payload in run_stream(tmp_path, stream)
-            if kind != P.ACK]
+@lru_cache(maxsize=None)
+def fuzz_streams():
+    """The QUANTIZE reply, and [(stream, plan, index of its first item, tail)] for each half
+    of the items: every item and good request in a stream after the setup (HELLO, LOAD_MODEL,
+    QUANTIZE); the plan holds, per item, [maker, expected answer, the good request's type,
+    what its reply must hold]."""
+    X, _ = iris()
+    params = random_model(3)
+    setup = P.frame(P.HELLO, 1, P.encode()) + b"".join(
+        b"".join(P.frames(kind, 2 + n, P.encode(head, arrays)))
+        for n, (kind, head, arrays) in enumerate(setup_requests(X, params)))
+    qhead, qarrays, quantized = device_int8_model(setup)
+    rng = np.random.default_rng(SEED + 1)
+    fuzz = Fuzz(rng, params, qhead, qarrays, X)
+    checker = Checker(params, qhead, qarrays, X)
+    makers = fuzz.makers()
+    halves, bounds = [], [ITEMS * h // HALVES for h in range(HALVES + 1)]
+    for first, end in zip(bounds, bounds[1:]):
+        stream, plan = bytearray(setup), []
+        checker.errors = 0  # a stream is a session of its own
+        for i in range(first, end):
+            maker = makers[i % len(makers)]
+            data, expected = maker()
+            stream += data
+            checker.errors += expected not in (None, "ACK")
+            kind, head, arrays, want = checker.good(rng)
+            stream += b"".join(P.frames(kind, 50000 + i, P.encode(head, arrays)))
+            plan.append([maker.__name__, expected, kind, want])
+        tail = []
+        if end == ITEMS:
+            stream += b"".join(P.frames(P.LOAD_MODEL, 9, bytes(W.MAX_MESSAGE + 1)))
+            tail = ["TOO_BIG"]
+        halves.append((bytes(stream), plan, first, tail))
+    return quantized, halves
+
+
+def fuzz_fixtures(half):
+    def make_fixtures():
+        quantized, halves = fuzz_streams()
+        stream, plan, first, tail = halves[half]
+        fixtures = {"stream.bin": stream, "quantized.bin": quantized, "fuzz": {
+            "setup": [P.HELLO | P.REPLY, P.LOAD_MODEL | P.REPLY],
+            "quantized": P.QUANTIZE | P.REPLY, "first": first, "items": len(plan),
+            "tail": tail}}
+        for n in range(0, len(plan), PLAN_CHUNK):
+            fixtures["plan%03d" % (n // PLAN_CHUNK)] = {"plan": plan[n:n + PLAN_CHUNK]}
+        return fixtures
+    return make_fixtures
+
+
+# Every item and good request through serve() (any interpreter, real ulab too, or a board);
+# the replies, read after, are checked in order on the device. An 8 MB heap on the unix port:
+# the collections after every request stay quick.
+test_the_same_items_through_serve_first_half = board_test("case_link_fuzz", fuzz_fixtures(0),
+                                                          heap="8m")
+test_the_same_items_through_serve_second_half = board_test("case_link_fuzz", fuzz_fixtures(1),
+                                                           heap="8m")
 
 
 def answer(link, expected):
