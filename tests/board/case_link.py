@@ -295,4 +295,4 @@ def test_requests_leave_the_heap_as_they_found_it():
     same(len(free), want["rounds"], "STATUS replies")
     if free[1] - min(free[1:]) > 64:
         raise AssertionError("the heap grows request after request: free %s" % free)
-    check.heap_returns(lambda: serve("heap.bin"), what="serve()")  # its BytesIO let go
+    check.heap_returns(lambda: serve("fields.bin"), what="serve()")  # its BytesIO let go
