@@ -44,8 +44,9 @@ def file_bytes(path):
 def same_bytes(got_path, want_path, what):
     got, want = file_bytes(got_path), file_bytes(want_path)
     if got != want:
-        at = next((i for i in range(min(len(got), len(want))) if got[i] != want[i]),
-                  min(len(got), len(want)))
+        at = 0
+        while at < min(len(got), len(want)) and got[at] == want[at]:
+            at += 1
         raise AssertionError("%s: %d bytes, expected %d; the first difference at byte %d"
                              % (what, len(got), len(want), at))
 
