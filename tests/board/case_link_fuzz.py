@@ -64,11 +64,6 @@ def record(payload):
     return head, arrays
 
 
-def read(name):
-    with open(check.path(name), "rb") as f:
-        return f.read()
-
-
 def name_of(reply):
     kind, _, payload = reply
     if kind == ACK:
@@ -110,11 +105,6 @@ def test_every_malformed_item_is_answered_then_a_good_request_checked():
             if reply[0] != want:
                 raise AssertionError("a setup request got %s %r, expected the reply %d"
                                      % (name_of(reply), reply[2][:200], want))
-        reply = next_reply(replies)
-        if reply[0] != fuzz["quantized"] or reply[2] != read("quantized.bin"):
-            raise AssertionError("QUANTIZE's reply is not the int8 model the host's unix port "
-                                 "made (%s %r...): the int8 answers cannot be checked"
-                                 % (name_of(reply), reply[2][:80]))
         done = 0
         for chunk in check.names("plan"):
             for maker, expected, kind, want in check.fixture(chunk)["plan"]:

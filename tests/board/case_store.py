@@ -14,14 +14,9 @@ from tinyattn import iris_model, load, save
 from tinyattn.store import read_file, write_file
 
 
-def scratch(name, relative=True):
-    """A path for a file to write in the fixture folder, nothing there yet; relative to the
-    current folder when it can be (see test_a_save_to_an_absolute_path_works)."""
+def scratch(name):
+    """A path for a file to write in the fixture folder, nothing there yet."""
     path = check.path(name)
-    cwd = os.getcwd()
-    inside = cwd if cwd.endswith("/") else cwd + "/"
-    if relative and path.startswith(inside):
-        path = path[len(inside):]
     for old in (path, path + ".tmp"):
         if exists(old):
             os.remove(old)
@@ -92,18 +87,6 @@ def test_save_then_load_gives_the_model_back_bit_for_bit():
     same(again.config(), model.config(), "config")
     same_params(again, iris_model(3), "loaded")
     check.equal(again.forward(x), model.forward(x), "forward of the loaded model")
-
-
-def test_a_save_to_an_absolute_path_works():
-    """save() renames its .tmp file over the path: with absolute paths too. (The unix port's
-    VfsPosix mounted with a root, as on the virtual board, has failed that rename with ENOENT:
-    it kept both paths in one buffer; relative paths pass.)"""
-    path = scratch("absolute.bin", relative=False)
-    if not path.startswith("/"):
-        raise AssertionError("not an absolute path: %r" % path)
-    save(iris_model(2), path)
-    same(exists(path + ".tmp"), False, "a .tmp file left behind")
-    same_params(load(path), iris_model(2), "loaded")
 
 
 def test_a_file_written_on_the_host_loads_and_saves_to_the_same_bytes():

@@ -140,14 +140,13 @@ HALVES = 2  # the items in two streams, two runs of the case: each run's fixture
 
 
 def device_int8_model(setup):
-    """(head, arrays, payload) of the QUANTIZE reply to `setup`: the device's int8 model.
+    """(head, arrays) of the QUANTIZE reply to `setup`: an int8 model the device makes.
 
     Host-driven on the unix port (tests/board/scripts/serve_stream.py), before the stream is
     written: the malformed int8 descriptions are made from this model and the int8 answers
-    are checked against it, so the host must know it first. The stream's own QUANTIZE must
-    then give these very bytes (case_link_fuzz checks), as it does on the interpreter that
-    made them. (A LOAD_QMODEL of this model would give any board the same int8 model, but the
-    device refuses QUANTIZE's own description: its Dense layers' field 'lo'.)
+    are checked against it, so the host must know it first. Each stream then sends it in a
+    LOAD_QMODEL after its own QUANTIZE, which gives any board (whatever its float) this very
+    int8 model.
     """
     with tempfile.TemporaryDirectory() as tmp:
         stream, replies = Path(tmp) / "setup.bin", Path(tmp) / "replies.bin"
@@ -155,7 +154,7 @@ def device_int8_model(setup):
         unixport.run_file(SERVE_STREAM, heap="8m", args=(str(stream), str(replies)))
         payload = [payload for kind, _, payload in read_replies(replies.read_bytes())
                    if kind == P.QUANTIZE | P.REPLY][0]
-    return (*P.decode(payload), payload)
+    return P.decode(payload)
 
 
 def read_replies(data):
@@ -174,16 +173,17 @@ def read_replies(data):
 
 @lru_cache(maxsize=None)
 def fuzz_streams():
-    """The QUANTIZE reply, and [(stream, plan, index of its first item, tail)] for each half
-    of the items: every item and good request in a stream after the setup (HELLO, LOAD_MODEL,
-    QUANTIZE); the plan holds, per item, [maker, expected answer, the good request's type,
-    what its reply must hold]."""
+    """[(stream, plan, index of its first item, tail)] for each half of the items: every item
+    and good request in a stream after the setup (HELLO, LOAD_MODEL, QUANTIZE, LOAD_QMODEL);
+    the plan holds, per item, [maker, expected answer, the good request's type, what its
+    reply must hold]."""
     X, _ = iris()
     params = random_model(3)
     setup = P.frame(P.HELLO, 1, P.encode()) + b"".join(
         b"".join(P.frames(kind, 2 + n, P.encode(head, arrays)))
         for n, (kind, head, arrays) in enumerate(setup_requests(X, params)))
-    qhead, qarrays, quantized = device_int8_model(setup)
+    qhead, qarrays = device_int8_model(setup)
+    setup += b"".join(P.frames(P.LOAD_QMODEL, 4, P.encode(qhead, qarrays)))
     rng = np.random.default_rng(SEED + 1)
     fuzz = Fuzz(rng, params, qhead, qarrays, X)
     checker = Checker(params, qhead, qarrays, X)
@@ -205,17 +205,16 @@ def fuzz_streams():
             stream += b"".join(P.frames(P.LOAD_MODEL, 9, bytes(W.MAX_MESSAGE + 1)))
             tail = ["TOO_BIG"]
         halves.append((bytes(stream), plan, first, tail))
-    return quantized, halves
+    return halves
 
 
 def fuzz_fixtures(half):
     def make_fixtures():
-        quantized, halves = fuzz_streams()
-        stream, plan, first, tail = halves[half]
-        fixtures = {"stream.bin": stream, "quantized.bin": quantized, "fuzz": {
-            "setup": [P.HELLO | P.REPLY, P.LOAD_MODEL | P.REPLY],
-            "quantized": P.QUANTIZE | P.REPLY, "first": first, "items": len(plan),
-            "tail": tail}}
+        stream, plan, first, tail = fuzz_streams()[half]
+        fixtures = {"stream.bin": stream, "fuzz": {
+            "setup": [kind | P.REPLY for kind in (P.HELLO, P.LOAD_MODEL, P.QUANTIZE,
+                                                  P.LOAD_QMODEL)],
+            "first": first, "items": len(plan), "tail": tail}}
         for n in range(0, len(plan), PLAN_CHUNK):
             fixtures["plan%03d" % (n // PLAN_CHUNK)] = {"plan": plan[n:n + PLAN_CHUNK]}
         return fixtures
