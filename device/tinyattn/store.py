@@ -146,8 +146,9 @@ def read_file(path):
             raise ValueError("%s has format version %d; this tinyattn reads version %d"
                              % (path, version, VERSION))
         kind = src.text("<H")
+        text = src.text("<I")  # a file cut here is "truncated", not bad JSON
         try:
-            meta = json.loads(src.text("<I"))
+            meta = json.loads(text)
         except ValueError:
             raise ValueError("%s: the meta block is not valid JSON" % path)
         arrays = [_read_array(src) for _ in range(src.unpack("<H"))]
