@@ -1,22 +1,26 @@
-"""Int8 models made on the host, for the board cases to load and run bit for bit.
+"""The device's int8 quantization on the host, for tests that check a board bit for bit.
 
 The device's `quant.quantize` computes scales, multipliers and rounded weights in its own
 float (float32 on a board and a real ulab, float64 with the stand-in), so the int8 model it
 makes from given float weights differs from one port to another in the last bits. A board
 case that must match the integer reference bit for bit therefore runs a model the host made:
-`quantize` here follows device/tinyattn/quant.py and qencoder.py step for step in float64
-(calibration on the float reference, max |.| / 127 scales, the device's own fixed_point),
-`model_bytes` writes it in the device's file format (kind "quantized") for `quant.load`, and
-`reference_outputs` runs reference.integer_encoder on the very specs and arrays in the file.
-The device's own quantization is checked by the cases against the float reference instead.
+`quantize` here follows device/tinyattn/quant.py, qnumbers, qlayers, qattention, qnorm and
+qencoder step for step in float64 (calibration on the float reference, max |.| / 127 scales
+held as the float32 a board holds, the device's own fixed_point), `model_bytes` writes it in
+the device's file format (kind "quantized") for `quant.load`, and `reference_layers` gives
+reference.integer_encoder the very specs and arrays in the file. The device's own
+quantization is checked by the cases against the float reference instead.
 
-Kinds: Dense, Tokens, PositionalEmbedding, LayerNorm, Gelu, GlobalAvgPool and
-TransformerEncoderLayer (its self-attention with biases).
+Kinds: Dense, Activation, Tokens, SelfAttention, GlobalAvgPool, PositionalEmbedding,
+LayerNorm, Gelu and TransformerEncoderLayer (its self-attention with biases). A model is
+(specs, arrays): the layers' specs (QSequential.description()["layers"]) and their int arrays
+named "<index>.<name>".
 """
 
 import math
 import os
 import tempfile
+from functools import partial
 
 import numpy as np
 
@@ -24,19 +28,15 @@ from tinyattn_host import modelfile
 from tinyattn_host.reference import integer as ref
 from tinyattn_host.reference import integer_encoder as qref
 from tinyattn_host.reference.attention import attention_forward
-from tinyattn_host.reference.encoder import gelu_forward, layernorm_forward
-from tinyattn_host.reference.layers import dense_forward, gap_forward, tokens_forward
+from tinyattn_host.reference.encoder import (ff_activation_forward, gelu_forward,
+                                             layernorm_forward)
+from tinyattn_host.reference.layers import (ATTENTION_PARAMS, activation_forward,
+                                            dense_forward, sequential_forward)
 
-FRACTION = 12  # qkernels_norm.FRACTION: z = xhat 2^12
-EXP_STEPS, EXP_LIMIT, PROB_ONE = 256, 2848, 32768  # kernels.py's
-GELU = "gelu_erf"
-
-
-def f32(v):
-    """A scale as the float32 a board holds (so that the board and the host agree on it)."""
-    return float(np.float32(v))
+GELU = "gelu_erf"  # the table's name for the erf GELU (qencoder.GELU)
 
 
+# ---- numbers (qnumbers) ----------------------------------------------------------------------
 def round_half_up(v):
     return np.floor(np.asarray(v, dtype=np.float64) + 0.5).astype(np.int64)
 
@@ -46,7 +46,8 @@ def max_abs(a):
 
 
 def scale_for(m):
-    return f32(max(m, 1e-6) / 127.0)
+    """max(m, 1e-6) / 127 as the float32 a board holds (so that the board and the host agree)."""
+    return float(np.float32(max(m, 1e-6) / 127.0))
 
 
 def quantize_tensor(x, scale, low=-128):
@@ -60,6 +61,7 @@ def int8_weights(W):
 
 
 def int32_bias(b, scale, depth):
+    """b / scale as int32, checked so that depth * 2^14 + |b_q| stays inside int32."""
     q = round_half_up(np.asarray(b) / scale)
     assert np.abs(q).max() <= 2 ** 31 - 1 - depth * 16384, "bias overflows int32"
     return q.astype(np.int32)
@@ -79,12 +81,9 @@ def add_multipliers(s_a, s_b, s_y):
     return [math.floor(s_a / s_y * (1 << s) + 0.5), math.floor(s_b / s_y * (1 << s) + 0.5), s]
 
 
-def eps_units(eps, E, s_x):
-    return qref.eps_units(eps, E, s_x)
-
-
 # ---- layers: (spec, {name: int array}) -------------------------------------------------------
 def dense(W, b, s_x, s_y, lo=-128, prefix=""):
+    """QDense.from_float; s_y None keeps the int32 accumulator."""
     Wq, s_w = int8_weights(W)
     arrays = {prefix + "W": Wq}
     if b is not None:
@@ -95,18 +94,19 @@ def dense(W, b, s_x, s_y, lo=-128, prefix=""):
     return spec, arrays
 
 
-def activation(forward, s_x, s_y, prefix=""):
+def activation(name, forward, s_x, s_y, prefix=""):
     """The table of forward at every int8 input: table[u] = round(f((u ^ 128) - 128) s_x) / s_y)."""
     values = np.array([((u ^ 128) - 128) * s_x for u in range(256)])
-    spec = {"kind": "Activation", "name": GELU, "s_x": s_x, "s_y": s_y}
+    spec = {"kind": "Activation", "name": name, "s_x": s_x, "s_y": s_y}
     return spec, {prefix + "table": quantize_tensor(forward(values), s_y)}
 
 
 def layernorm(gamma, beta, eps, s_x, s_y, prefix=""):
+    """QLayerNorm.from_float: gamma int8, beta int32 at the scale of z = xhat 2^FRACTION."""
     E = len(gamma)
     gq, s_g = int8_weights(gamma)
-    s_z = s_g / (1 << FRACTION)
-    spec = {"kind": "LayerNorm", "E": E, "eps": eps_units(eps, E, s_x),
+    s_z = s_g / (1 << qref.NORM_FRACTION)
+    spec = {"kind": "LayerNorm", "E": E, "eps": qref.eps_units(eps, E, s_x),
             "mult": multiplier(s_z, s_y), "s_x": s_x, "s_g": s_g, "s_y": s_y}
     return spec, {prefix + "gamma": gq, prefix + "beta": int32_bias(beta, s_z, 512)}
 
@@ -118,27 +118,44 @@ def positional(P, s_x, s_y, prefix=""):
     return spec, {prefix + "P": quantize_tensor(P, s_p, low=-127)}
 
 
+def projection_stats(x, p):
+    """max |Q|, |K|, |V| of x (attention's calibration_stats)."""
+    stats = {}
+    for n in "qkv":
+        b = p.get("b" + n)
+        stats[n] = max_abs(x @ p["W" + n].T + (0.0 if b is None else b))
+    return stats
+
+
 def attention(p, stats, H, S, s_x, s_y, prefix=""):
-    """QAttention.from_float: p {Wq..Wo, bq..bo}, stats {q, k, v: max |.|}."""
+    """QAttention.from_float: p {Wq..Wo, bq..bo (or None)}, stats {q, k, v: max |.|};
+    s_y None keeps the int32 output."""
     E = p["Wq"].shape[0]
-    scales, mults, arrays = {"x": s_x, "y": s_y}, {}, {}
+    scales, mults, arrays, bias = {"x": s_x, "y": s_y}, {}, {}, []
     for n in "qkvo":
         arrays[prefix + "W" + n], scales["w" + n] = int8_weights(p["W" + n])
-    for n in "qkv":
-        scales[n] = scale_for(stats[n])
-        s_acc = s_x * scales["w" + n]
-        arrays[prefix + "b" + n] = int32_bias(p["b" + n], s_acc, E)
-        mults[n] = multiplier(s_acc, scales[n])
-    scales["ctx"] = scales["v"]
-    s_acc = scales["ctx"] * scales["wo"]
-    arrays[prefix + "bo"] = int32_bias(p["bo"], s_acc, E)
-    mults["out"] = None if s_y is None else multiplier(s_acc, s_y)
-    score = scales["q"] * scales["k"] / math.sqrt(E // H) * EXP_STEPS
-    mults["score"] = list(ref.fixed_point(score, EXP_LIMIT))
-    mults["ctx"] = multiplier(scales["v"] / PROB_ONE, scales["ctx"])
+    for n in "qkvo":
+        if n == "o":
+            scales["ctx"] = scales["v"]  # a context row is a convex combination of V rows
+            s_acc = scales["ctx"] * scales["wo"]
+            mults["out"] = None if s_y is None else multiplier(s_acc, s_y)
+        else:
+            scales[n] = scale_for(stats[n])
+            s_acc = s_x * scales["w" + n]
+            mults[n] = multiplier(s_acc, scales[n])
+        if p.get("b" + n) is not None:
+            arrays[prefix + "b" + n] = int32_bias(p["b" + n], s_acc, E)
+            bias.append(n)
+    score = scales["q"] * scales["k"] / ((E // H) ** 0.5) * ref.EXP_STEPS
+    mults["score"] = list(ref.fixed_point(score, ref.EXP_LIMIT))
+    mults["ctx"] = multiplier(scales["v"] / ref.PROB_ONE, scales["ctx"])
     spec = {"kind": "SelfAttention", "E": E, "H": H, "seq_len": S, "mults": mults,
-            "scales": scales, "bias": list("qkvo")}
+            "scales": scales, "bias": bias}
     return spec, arrays
+
+
+def _attention_params(p, head=""):
+    return {n: p.get(head + n) for n in ATTENTION_PARAMS}
 
 
 def encoder_stats(spec, p, x):
@@ -151,14 +168,13 @@ def encoder_stats(spec, p, x):
         return value
 
     def sa(z):
-        attn = {n: p["self_attn." + n] for n in ("Wq", "Wk", "Wv", "Wo", "bq", "bk", "bv", "bo")}
-        a, cache = attention_forward(z, attn, H, S, causal=causal)
-        stats["attention"] = {n: max_abs(cache[n.upper() + "_cache"]) for n in "qkv"}
-        return seen("a", a)
+        attn = _attention_params(p, "self_attn.")
+        stats["attention"] = projection_stats(z, attn)
+        return seen("a", attention_forward(z, attn, H, S, causal=causal)[0])
 
     def ff(z):
         f = seen("f1", dense_forward(z, p["linear1.W"], p["linear1.b"]))
-        f = seen("act", np.maximum(f, 0.0) if act == "relu" else gelu_forward(f))
+        f = seen("act", ff_activation_forward(f, act))
         return seen("f2", dense_forward(f, p["linear2.W"], p["linear2.b"]))
 
     def norm(i, z):
@@ -175,7 +191,7 @@ def encoder_stats(spec, p, x):
 
 
 def encoder(spec, p, stats, s_x, s_y, prefix=""):
-    """QTransformerEncoderLayer.from_float."""
+    """QTransformerEncoderLayer.from_float: ReLU folded into linear1, GELU a table."""
     _, E, H, F, _, act, norm_first, eps, S, causal = spec
     sc = lambda name: scale_for(stats[name])  # noqa: E731
     parts, arrays = {}, {}
@@ -185,9 +201,8 @@ def encoder(spec, p, stats, s_x, s_y, prefix=""):
         arrays.update(made[1])
 
     def attn(s_in):
-        add("self_attn", attention({n: p["self_attn." + n] for n in (
-            "Wq", "Wk", "Wv", "Wo", "bq", "bk", "bv", "bo")}, stats["attention"], H, S, s_in,
-            sc("a"), prefix + "self_attn."))
+        add("self_attn", attention(_attention_params(p, "self_attn."), stats["attention"], H,
+                                   S, s_in, sc("a"), prefix + "self_attn."))
         return sc("a")
 
     def ff(s_in):
@@ -197,7 +212,7 @@ def encoder(spec, p, stats, s_x, s_y, prefix=""):
                              prefix + "linear1."))
         s_f = sc("act")
         if not relu:
-            add("act", activation(gelu_forward, sc("f1"), s_f, prefix + "act."))
+            add("act", activation(GELU, gelu_forward, sc("f1"), s_f, prefix + "act."))
         add("linear2", dense(p["linear2.W"], p["linear2.b"], s_f, sc("f2"),
                              prefix=prefix + "linear2."))
         return sc("f2")
@@ -223,77 +238,83 @@ def encoder(spec, p, stats, s_x, s_y, prefix=""):
             "causal": causal, "adds": adds, "s_x": s_x, "s_y": s_y, "parts": parts}, arrays
 
 
-# ---- a Sequential ----------------------------------------------------------------------------
-def _layer_params(params, i):
+# ---- a Sequential (quant) --------------------------------------------------------------------
+def layer_params(params, i):
+    """Layer i's parameters {name: array} of a Sequential's params "<i>.<name>"."""
     head = "%d." % i
     return {k[len(head):]: v for k, v in params.items() if k.startswith(head)}
 
 
-def _forward(spec, p, x):
-    """One float layer and its calibration stats (quant._calibrate)."""
+def calibrate(config, params, x):
+    """quant._calibrate on the float64 reference: max |.| of every layer's input and output,
+    of an attention's Q, K, V and of an encoder layer's intermediates."""
+    stats = []
+    for i, spec in enumerate(config):
+        p, st = layer_params(params, i), {"in": max_abs(x)}
+        if spec[0] == "TransformerEncoderLayer":
+            x, extra = encoder_stats(spec, p, x)
+            st.update(extra)
+        else:
+            if spec[0] == "SelfAttention":
+                st.update(projection_stats(x, p))
+            x, _ = sequential_forward([spec], {"0." + k: v for k, v in p.items()}, x)
+            st["out"] = max_abs(x)
+        stats.append(st)
+    return stats
+
+
+def quantize_layer(spec, p, stats, s_x, s_y, prefix):
+    """quant._quantize_layer (qencoder.quantize_layer for the encoder kinds)."""
     kind = spec[0]
-    if kind == "TransformerEncoderLayer":
-        return encoder_stats(spec, p, x)
     if kind == "Dense":
-        y = dense_forward(x, p["W"], p.get("b"))
-    elif kind == "Tokens":
-        y = tokens_forward(x, spec[1])
-    elif kind == "PositionalEmbedding":
-        y = x + np.tile(p["P"], (x.shape[0] // spec[1], 1))
-    elif kind == "LayerNorm":
-        y = layernorm_forward(x, p["gamma"], p["beta"], spec[2])[0]
-    elif kind == "Gelu":
-        y = gelu_forward(x)
-    elif kind == "GlobalAvgPool":
-        y = gap_forward(x, spec[1])
-    else:
-        raise ValueError("no host quantizer for %r" % (kind,))
-    return y, {"out": max_abs(y)}
+        return dense(p["W"], p.get("b"), s_x, s_y, prefix=prefix)
+    if kind == "Tokens":
+        return {"kind": "Tokens", "seq_len": spec[1], "s_x": s_x}, {}
+    if kind == "SelfAttention":
+        return attention(_attention_params(p), stats, spec[2], spec[3], s_x, s_y, prefix)
+    if kind == "Activation":
+        s_y = s_x if spec[1] == "relu" else (s_y or scale_for(stats["out"]))  # relu: exact
+        return activation(spec[1], partial(activation_forward, kind=spec[1]), s_x, s_y, prefix)
+    s_y = s_y or scale_for(stats["out"])
+    if kind == "GlobalAvgPool":
+        return {"kind": "GlobalAvgPool", "seq_len": spec[1],
+                "mult": multiplier(s_x / spec[1], s_y), "s_x": s_x, "s_y": s_y}, {}
+    if kind == "LayerNorm":
+        return layernorm(p["gamma"], p["beta"], spec[2], s_x, s_y, prefix)
+    if kind == "PositionalEmbedding":
+        return positional(p["P"], s_x, s_y, prefix)
+    if kind == "Gelu":
+        return activation(GELU, gelu_forward, s_x, s_y, prefix)
+    if kind == "TransformerEncoderLayer":
+        return encoder(spec, p, stats, s_x, s_y, prefix)
+    raise ValueError("no host quantizer for %r" % (kind,))
 
 
 def quantize(config, params, calib):
     """quant.quantize of the float Sequential (config, params "<i>.<name>") with calibration
     rows calib: (specs, arrays named "<i>.<name>")."""
-    stats, x = [], calib
-    for i, spec in enumerate(config):
-        st = {"in": max_abs(x)}
-        x, extra = _forward(spec, _layer_params(params, i), x)
-        st.update(extra)
-        stats.append(st)
+    stats = calibrate(config, params, calib)
     specs, arrays = [], {}
     s_x = scale_for(stats[0]["in"])
     for i, (spec, st) in enumerate(zip(config, stats)):
-        last = i == len(config) - 1
-        s_y = None if last else scale_for(st["out"])
-        p, prefix, kind = _layer_params(params, i), "%d." % i, spec[0]
-        if kind == "Dense":
-            made = dense(p["W"], p.get("b"), s_x, s_y, prefix=prefix)
-        elif kind == "Tokens":
-            made = {"kind": "Tokens", "seq_len": spec[1], "s_x": s_x}, {}
-        else:
-            s_y = s_y or scale_for(st["out"])
-            if kind == "GlobalAvgPool":
-                made = ({"kind": "GlobalAvgPool", "seq_len": spec[1],
-                         "mult": multiplier(s_x / spec[1], s_y), "s_x": s_x, "s_y": s_y}, {})
-            elif kind == "LayerNorm":
-                made = layernorm(p["gamma"], p["beta"], spec[2], s_x, s_y, prefix)
-            elif kind == "PositionalEmbedding":
-                made = positional(p["P"], s_x, s_y, prefix)
-            elif kind == "Gelu":
-                made = activation(gelu_forward, s_x, s_y, prefix)
-            else:
-                made = encoder(spec, p, st, s_x, s_y, prefix)
+        s_y = None if i == len(config) - 1 else scale_for(st["out"])
+        made = quantize_layer(spec, layer_params(params, i), st, s_x, s_y, "%d." % i)
         specs.append(made[0])
         arrays.update(made[1])
-        s_x = _out_scale(made[0])
+        s_x = out_scale(made[0])
     return specs, arrays
 
 
-def _out_scale(spec):
-    if spec["kind"] == "Tokens":
+def out_scale(spec):
+    """The scale of a layer's output (its out_scale()): an int32 output's is its accumulator's."""
+    kind = spec["kind"]
+    if kind == "Tokens":
         return spec["s_x"]
-    if spec["kind"] == "Dense" and spec["mult"] is None:
+    if kind == "Dense" and spec["mult"] is None:
         return spec["s_x"] * spec["s_w"]
+    if kind == "SelfAttention":
+        s = spec["scales"]
+        return s["ctx"] * s["wo"] if spec["mults"]["out"] is None else s["y"]
     return spec["s_y"]
 
 
@@ -302,16 +323,23 @@ def in_scale(specs):
     return specs[0]["s_x"]
 
 
-def model_bytes(specs, arrays):
-    """The int8 model as quant.load reads it (QSequential.save's format)."""
+# ---- files and the integer reference ---------------------------------------------------------
+def file_bytes(kind, meta, arrays):
+    """A model file (the device's store format): its kind, JSON meta and named arrays."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "model.bin")
-        modelfile.write_model(path, "quantized", {"layers": specs}, arrays)
+        modelfile.write_model(path, kind, meta, arrays)
         with open(path, "rb") as f:
             return f.read()
 
 
+def model_bytes(specs, arrays):
+    """The int8 model as quant.load reads it (QSequential.save's format)."""
+    return file_bytes("quantized", {"layers": specs}, arrays)
+
+
 def reference_layers(specs, arrays):
+    """The layer dicts reference.integer_encoder.sequential (and integer's) runs."""
     return qref.layers_from_specs(specs, arrays)
 
 

@@ -15,14 +15,12 @@ import numpy as np
 
 import int8_models as im
 from board_cases import board_test
+from checks import f32
 from tinyattn_host.reference import integer as ref
 from tinyattn_host.reference import integer_encoder as qref
 from tinyattn_host.reference.encoder import gelu_forward
 from tinyattn_host.reference.layers import sequential_forward
 from tinyattn_host.statedict import param_shapes
-
-f32 = lambda a: np.asarray(a).astype(np.float32).astype(np.float64)  # noqa: E731
-
 
 # ---- kernels (case_qnorm) --------------------------------------------------------------------
 def norm_config(seed):
@@ -218,9 +216,8 @@ def encoder_fixtures():
     for i, c in enumerate(ENCODER_CONFIGS):
         name = "layer%02d_%s" % (i, config_id(c).replace("-", "_"))
         fixtures[name], fixtures[name + ".bin"] = encoder_layer_fixture(c)
-    v = np.array([((u ^ 128) - 128) for u in range(256)])
-    table = np.clip(np.floor(gelu_forward(v * 0.03) / 0.025 + 0.5), -128, 127)
-    fixtures["gelu"] = {"table": table.astype(int).tolist()}
+    _, arrays = im.activation(im.GELU, gelu_forward, 0.03, 0.025)
+    fixtures["gelu"] = {"table": arrays["table"].tolist()}
     return fixtures
 
 

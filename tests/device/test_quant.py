@@ -1,165 +1,30 @@
 """The int8 model (tinyattn.quant) against the NumPy integer reference, bit for bit, and
 against the float model it came from (tests/board/case_quant.py on the board).
 
-The bit-exact checks need an int8 model the host knows exactly. `quantize` below makes it as
-the device's tinyattn.quant.quantize does (the same scales, weights, biases, multipliers and
-tables), in float64; the host writes it as a model file (tinyattn_host.modelfile, kind
+The bit-exact checks need an int8 model the host knows exactly. tests/int8_models.py makes it
+as the device's tinyattn.quant.quantize does (the same scales, weights, biases, multipliers
+and tables), in float64; the host writes it as a model file (tinyattn_host.modelfile, kind
 "quantized") with the integer reference's output of every layer, and the device loads that
 file and runs it. The device's own quantize runs in its own float (float32 on a board), so
 its model may differ from the host's by a last rounding: the device holds it to the host's
 within that (case_quant.near_model), and holds its int8 outputs to the float model's.
 """
 
-import tempfile
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
+import int8_models as im
 from board_cases import board_test
-from tinyattn_host import modelfile
+from checks import f32
 from tinyattn_host.reference import attention_forward
 from tinyattn_host.reference import integer as ref
-from tinyattn_host.reference.layers import activation_forward, sequential_forward
+from tinyattn_host.reference.layers import ATTENTION_PARAMS, sequential_forward
 from tinyattn_host.reference.training import split_indices, standardize
 from tinyattn_host.reference.training import train as train_reference
 from tinyattn_host.shared import device_module
 
 IRIS = device_module("iris")
-PROJECTIONS = ("q", "k", "v", "o")
-
-
-def f32(a):
-    return np.asarray(a, dtype=np.float32).astype(np.float64)
-
-
-# ---- quantize, as tinyattn.quant does it (qnumbers, qlayers, qattention) ---------------------
-def scale_for(max_abs_value):
-    return max(float(max_abs_value), 1e-6) / 127.0
-
-
-def max_abs(a):
-    return float(np.max(np.abs(a)))
-
-
-def quantize_values(x, scale, low=-128):
-    """quantize_tensor: saturate(round half up(x / scale), low, 127)."""
-    return np.clip(np.floor(np.asarray(x, dtype=np.float64) / scale + 0.5), low, 127)
-
-
-def multiplier(s_in, s_out):
-    return list(ref.fixed_point(s_in / s_out, 128))
-
-
-def int8_weights(W):
-    s_w = scale_for(max_abs(W))
-    return quantize_values(W, s_w, -127).astype(np.int8), s_w
-
-
-def int32_bias(b, scale):
-    return None if b is None else ref.int32(np.floor(np.asarray(b) / scale + 0.5), "bias")
-
-
-def quantize_attention(p, stats, s_x, s_y, H, S, prefix, arrays):
-    """QAttention.from_float: (spec, out_scale); its arrays go into `arrays`."""
-    E = p["Wq"].shape[0]
-    scales, mults, bias = {"x": s_x, "y": s_y}, {}, []
-    for n in PROJECTIONS:
-        arrays[prefix + "W" + n], scales["w" + n] = int8_weights(p["W" + n])
-    for n in PROJECTIONS:
-        if n == "o":
-            scales["ctx"] = scales["v"]  # a context row is a convex combination of V rows
-            s_acc = scales["ctx"] * scales["wo"]
-            mults["out"] = None if s_y is None else multiplier(s_acc, s_y)
-        else:
-            scales[n] = scale_for(stats[n])
-            s_acc = s_x * scales["w" + n]
-            mults[n] = multiplier(s_acc, scales[n])
-        if p.get("b" + n) is not None:
-            arrays[prefix + "b" + n] = int32_bias(p["b" + n], s_acc)
-            bias.append(n)
-    score = scales["q"] * scales["k"] / ((E // H) ** 0.5) * ref.EXP_STEPS
-    mults["score"] = list(ref.fixed_point(score, ref.EXP_LIMIT))
-    mults["ctx"] = multiplier(scales["v"] / ref.PROB_ONE, scales["ctx"])
-    spec = {"kind": "SelfAttention", "E": E, "H": H, "seq_len": S, "mults": mults,
-            "scales": scales, "bias": bias}
-    return spec, scales["ctx"] * scales["wo"] if s_y is None else s_y
-
-
-def projection_stats(x, p):
-    """max |Q|, |K|, |V| (attention's calibration_stats)."""
-    stats = {}
-    for n in "qkv":
-        b = p.get("b" + n)
-        stats[n] = max_abs(x @ p["W" + n].T + (0.0 if b is None else b))
-    return stats
-
-
-def quantize(config, params, calibration_x):
-    """quant.quantize of a float Sequential: ({"layers": specs}, {name: int array})."""
-    stats, x = [], calibration_x
-    for i, spec in enumerate(config):  # _calibrate: max |.| of every input and output
-        kind, st = spec[0], {"in": max_abs(x)}
-        if kind == "SelfAttention":
-            p = layer_params(params, i, ("Wq", "Wk", "Wv", "Wo", "bq", "bk", "bv", "bo"))
-            st.update(projection_stats(x, p))
-        x, _ = sequential_forward([spec], {k.replace("%d." % i, "0.", 1): v
-                                           for k, v in params.items()
-                                           if k.startswith("%d." % i)}, x)
-        st["out"] = max_abs(x)
-        stats.append(st)
-    specs, arrays = [], {}
-    s_x = scale_for(stats[0]["in"])
-    for i, (spec, st) in enumerate(zip(config, stats)):
-        kind, prefix = spec[0], "%d." % i
-        s_y = None if i == len(config) - 1 else scale_for(st["out"])
-        if kind == "Dense":
-            W, s_w = int8_weights(params[prefix + "W"])
-            arrays[prefix + "W"] = W
-            if params.get(prefix + "b") is not None:
-                arrays[prefix + "b"] = int32_bias(params[prefix + "b"], s_x * s_w)
-            mult = None if s_y is None else multiplier(s_x * s_w, s_y)
-            specs.append({"kind": "Dense", "in": spec[1], "out": spec[2], "mult": mult,
-                          "s_x": s_x, "s_w": s_w, "s_y": s_y, "lo": -128})
-            out_scale = s_x * s_w if mult is None else s_y
-        elif kind == "Activation":
-            s_y = s_x if spec[1] == "relu" else (s_y or scale_for(st["out"]))
-            values = ((np.arange(256) ^ 128) - 128) * s_x
-            table = quantize_values(activation_forward(values, spec[1]), s_y)
-            arrays[prefix + "table"] = table.astype(np.int8)
-            specs.append({"kind": "Activation", "name": spec[1], "s_x": s_x, "s_y": s_y})
-            out_scale = s_y
-        elif kind == "Tokens":
-            specs.append({"kind": "Tokens", "seq_len": spec[1], "s_x": s_x})
-            out_scale = s_x
-        elif kind == "SelfAttention":
-            p = layer_params(params, i, ("Wq", "Wk", "Wv", "Wo", "bq", "bk", "bv", "bo"))
-            layer_spec, out_scale = quantize_attention(p, st, s_x, s_y, spec[2], spec[3],
-                                                       prefix, arrays)
-            specs.append(layer_spec)
-        elif kind == "GlobalAvgPool":
-            s_y = s_y or scale_for(st["out"])
-            specs.append({"kind": "GlobalAvgPool", "seq_len": spec[1],
-                          "mult": multiplier(s_x / spec[1], s_y), "s_x": s_x, "s_y": s_y})
-            out_scale = s_y
-        s_x = out_scale
-    return {"layers": specs}, arrays
-
-
-def layer_params(params, i, names):
-    return {n: params.get("%d.%s" % (i, n)) for n in names}
-
-
-def model_file(description, arrays, kind="quantized"):
-    """The bytes of a model file (store's format): the int8 model, or float32 arrays."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "model.bin"
-        modelfile.write_model(path, kind, description, arrays)
-        return path.read_bytes()
-
-
-def reference_layers(description, arrays):
-    return ref.layers_from_specs(description["layers"], arrays)
 
 
 # ---- attention alone: every intermediate --------------------------------------------------
@@ -218,13 +83,11 @@ def attention_case(index):
     c = ATTENTION_CONFIGS[index]
     inputs = attention_inputs(c)
     H, S = c["H"], c["S"]
-    p = {n: inputs.get(n) for n in ("Wq", "Wk", "Wv", "Wo", "bq", "bk", "bv", "bo")}
-    arrays = {}
-    spec, _ = quantize_attention(p, projection_stats(inputs["calib"], p),
-                                 scale_for(max_abs(inputs["calib"])), None, H, S, "0.", arrays)
-    description = {"layers": [spec]}
-    layer = reference_layers(description, arrays)[0]
-    xq = quantize_values(inputs["x"], spec["scales"]["x"]).astype(np.int64)
+    p = {n: inputs.get(n) for n in ATTENTION_PARAMS}
+    spec, arrays = im.attention(p, im.projection_stats(inputs["calib"], p), H, S,
+                                im.scale_for(im.max_abs(inputs["calib"])), None, "0.")
+    layer = im.reference_layers([spec], arrays)[0]
+    xq = im.quantize_tensor(inputs["x"], spec["scales"]["x"])
     mask = inputs.get("mask")
     got = ref.attention(xq, layer, S, mask=mask, causal=c["causal"])
     assert layer["mult_out"] is None  # a lone attention keeps its int32 output
@@ -234,7 +97,7 @@ def attention_case(index):
     fixture.update({n: got[n].ravel().tolist()
                     for n in ("Q", "K", "V", "scores", "probs", "ctx", "acc")})
     floats = dict(inputs, y_float=y_float)
-    return fixture, model_file({}, floats, "arrays"), model_file(description, arrays)
+    return fixture, im.file_bytes("arrays", {}, floats), im.model_bytes([spec], arrays)
 
 
 # ---- the Iris model ------------------------------------------------------------------------
@@ -270,9 +133,9 @@ def iris_case():
     params = iris_params(42)
     train_reference(IRIS.CONFIG, params, Xtr, y[train_rows], epochs=100, seed=42)
     params = {k: f32(v) for k, v in params.items()}
-    description, arrays = quantize(IRIS.CONFIG, params, Xtr)
-    xq = quantize_values(Xall, description["layers"][0]["s_x"]).astype(np.int64)
-    outputs = ref.sequential(xq, reference_layers(description, arrays))
+    specs, arrays = im.quantize(IRIS.CONFIG, params, Xtr)
+    xq = im.quantize_tensor(Xall, im.in_scale(specs))
+    outputs = ref.sequential(xq, im.reference_layers(specs, arrays))
     logits = outputs[-1]
     float_logits, _ = sequential_forward(IRIS.CONFIG, params, Xall)
     fixture = {"Xtr": Xtr, "Xte": Xte, "Xall": Xall, "yte": y[test_rows].tolist(),
@@ -280,7 +143,7 @@ def iris_case():
                "trace": [o.ravel().tolist() for o in outputs],
                "int8_all": np.argmax(logits, axis=1).tolist()}
     fixture.update(params)
-    return fixture, model_file(description, arrays), logits, float_logits, y
+    return fixture, im.model_bytes(specs, arrays), logits, float_logits, y
 
 
 def test_iris_reference_logits_are_int32_and_agree_with_float():
@@ -323,14 +186,14 @@ def sequential_case(kind):
         for name, shape in shapes.items():
             bound = np.sqrt(6.0 / sum(shape)) if len(shape) == 2 else 0.1
             params["%d.%s" % (i, name)] = f32(rng.uniform(-bound, bound, shape))
-    description, arrays = quantize(layers, params, calib)
-    xq = quantize_values(x, description["layers"][0]["s_x"]).astype(np.int64)
-    outputs = ref.sequential(xq, reference_layers(description, arrays))
+    specs, arrays = im.quantize(layers, params, calib)
+    xq = im.quantize_tensor(x, im.in_scale(specs))
+    outputs = ref.sequential(xq, im.reference_layers(specs, arrays))
     y_float, _ = sequential_forward(layers, params, x)
     fixture = {"layers": layers, "x": x, "calib": calib, "xq": xq.ravel().tolist(),
                "trace": [o.ravel().tolist() for o in outputs], "y_float": y_float}
     fixture.update(params)
-    return fixture, model_file(description, arrays)
+    return fixture, im.model_bytes(specs, arrays)
 
 
 def make_fixtures():
