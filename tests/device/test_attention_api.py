@@ -5,6 +5,7 @@ and backward in a small heap."""
 import numpy as np
 
 from board_cases import board_test
+from checks import f32
 from tinyattn_host import unixport
 from tinyattn_host.reference import attention_backward, attention_forward
 
@@ -17,10 +18,6 @@ def make_fixtures():
 
 
 test_attention_api_on_board = board_test("case_attention_api", make_fixtures)
-
-
-def f32(a):
-    return a.astype(np.float32).astype(np.float64)  # what the device can hold
 
 
 def make_small_heap_fixtures():

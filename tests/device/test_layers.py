@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from board_cases import board_test
+from checks import f32
 from tinyattn_host.digits import init_params
 from tinyattn_host.reference.layers import (
     activation_backward, activation_forward, cross_entropy, dense_backward, dense_forward,
@@ -17,10 +18,6 @@ from tinyattn_host.shared import device_module
 from tinyattn_host.unixport import DEVICE_DIR
 
 CONFIG = device_module("iris").CONFIG
-
-
-def f32(a):
-    return np.asarray(a, dtype=np.float32).astype(np.float64)
 
 
 BK_NOTE = """The key bias bk has no effect on the output (it adds the same number to every
