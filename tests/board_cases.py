@@ -182,7 +182,8 @@ def board_test(module, fixtures=None, heap=None, needs_ulab=None):
 
     @pytest.mark.board
     def test(board_target):
-        if needs_ulab and board_target.name == "unix" and not unixport.has_ulab(unixport.interpreter()):
+        if needs_ulab and board_target.name == "unix" \
+                and not unixport.has_ulab(unixport.interpreter()):
             pytest.skip(needs_ulab)
         report = board_target.run(module, fixtures() if fixtures else {}, heap=heap)
         report.check()

@@ -8,7 +8,6 @@ on, then reads its own replies: the frame layout of docs/protocol.md, parsed her
 
 import array
 import io
-import json
 import struct
 
 import check
@@ -19,7 +18,6 @@ from ulab import numpy as np
 
 MAGIC = b"\xa5T"
 ERROR_TYPE = 0x05
-ITEMSIZE = {"f": 4, "b": 1, "B": 1, "h": 2, "i": 4}
 
 
 class Keyboard:
@@ -81,21 +79,6 @@ def joined(replies):
     return [(kind, seq, bytes(payload)) for kind, seq, payload in out]
 
 
-def record(payload):
-    """(head, {name: (typecode, shape, values)}) of a record: u16 head length, JSON head,
-    then the arrays the head lists, row-major."""
-    (size,) = struct.unpack_from("<H", payload, 0)
-    head = json.loads(str(payload[2:2 + size], "utf-8"))
-    at, arrays = 2 + size, {}
-    for name, code, shape in head.pop("arrays", []):
-        nbytes = ITEMSIZE[code]
-        for dim in shape:
-            nbytes *= dim
-        arrays[name] = (code, list(shape), list(array.array(code, payload[at:at + nbytes])))
-        at += nbytes
-    if at != len(payload):
-        raise AssertionError("record of %d bytes, its head describes %d" % (len(payload), at))
-    return head, arrays
 
 
 def matrix(entry):
@@ -191,12 +174,12 @@ def test_serve_answers_and_disables_ctrl_c_then_restores_it():
     same(why, "exit", "serve() returned")
     replies = frames(out)
     same([[r[0], r[2]] for r in replies], want["kinds"], "replies (type, seq)")
-    hello = record(replies[0][3])[0]
+    hello = check.record(replies[0][3])[0]
     same([hello["tinyattn"], hello["chunk"]], [want["version"], want["chunk"]], "HELLO")
     if not (isinstance(hello["mpy"], int) and hello["free"] > 0):
         raise AssertionError("HELLO: mpy %r, free %r" % (hello["mpy"], hello["free"]))
-    same(record(replies[1][3])[0]["kbd_intr"], -1, "STATUS kbd_intr while serving")
-    _, got = record(replies[-2][3])
+    same(check.record(replies[1][3])[0]["kbd_intr"], -1, "STATUS kbd_intr while serving")
+    _, got = check.record(replies[-2][3])
     check.close(matrix(got["y"]), want["y"], atol=want["y_atol"], what="y")
     check.close(matrix(got["A"]), want["A"], atol=1e-5, what="A")
 
@@ -239,7 +222,8 @@ def test_errors_name_the_field_and_a_refused_request_changes_nothing():
             raise AssertionError("%s %r, expected %s with %r" % (name, message, want_name, part))
     last = answers[-1]  # the model loaded first is still there, its weights unchanged
     same(last[0], want["forward_reply"], "the last answer")
-    check.close(matrix(record(last[3])[1]["logits"]), want["logits"], atol=1e-5, what="logits")
+    logits = matrix(check.record(last[3])[1]["logits"])
+    check.close(logits, want["logits"], atol=1e-5, what="logits")
 
 
 def frame(kind, seq, payload, more=False):
@@ -275,7 +259,7 @@ def test_load_qmodel_takes_what_quantize_replies():
     if replies[0][0] == ERROR_TYPE:
         raise AssertionError("LOAD_QMODEL of QUANTIZE's reply: %s %s" % error(replies[0])[1:])
     same(replies[0][0], want["load_qmodel"] | 0x80, "LOAD_QMODEL's reply")
-    got, sent = record(replies[0][2]), record(description)
+    got, sent = check.record(replies[0][2]), check.record(description)
     for name in sorted(sent[1]):  # the arrays, in the order the head lists them
         same(got[1].get(name), sent[1][name], "LOAD_QMODEL's reply: array %s" % name)
     same(got[0] == sent[0], True, "LOAD_QMODEL's reply: the same layers as sent")
@@ -291,7 +275,7 @@ def test_requests_leave_the_heap_as_they_found_it():
     with open(check.path("heap.out"), "wb") as f:  # a BytesIO would grow on the heap
         serve("heap.bin", f)
     out = read("heap.out")
-    free = [record(r[3])[0]["free"] for r in frames(out) if r[0] == want["status_reply"]]
+    free = [check.record(r[3])[0]["free"] for r in frames(out) if r[0] == want["status_reply"]]
     same(len(free), want["rounds"], "STATUS replies")
     if free[1] - min(free[1:]) > 64:
         raise AssertionError("the heap grows request after request: free %s" % free)

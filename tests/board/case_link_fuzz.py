@@ -7,7 +7,6 @@ reference, int8 outputs bit for bit, STATUS's error count. The replies go to a f
 read back a message at a time; the plan is read a chunk at a time.
 """
 
-import json
 import struct
 
 import check
@@ -46,22 +45,6 @@ def messages(f):
         yield last[0], last[1], bytes(last[2])
 
 
-def record(payload):
-    """(head, {name: (typecode, shape, values)}) of a record."""
-    import array
-
-    (size,) = struct.unpack_from("<H", payload, 0)
-    head = json.loads(str(payload[2:2 + size], "utf-8"))
-    at, arrays = 2 + size, {}
-    for name, code, shape in head.pop("arrays", []):
-        nbytes = {"f": 4, "b": 1, "B": 1, "h": 2, "i": 4}[code]
-        for dim in shape:
-            nbytes *= dim
-        arrays[name] = (code, list(shape), list(array.array(code, payload[at:at + nbytes])))
-        at += nbytes
-    if at != len(payload):
-        raise AssertionError("record of %d bytes, its head describes %d" % (len(payload), at))
-    return head, arrays
 
 
 def name_of(reply):
@@ -80,7 +63,7 @@ def next_reply(replies, acks=False):
 
 
 def check_good(want, reply, what):
-    head, arrays = record(reply[2])
+    head, arrays = check.record(reply[2])
     if "logits" in want:
         code, shape, values = arrays["logits"]
         check.equal(shape, want["shape"], what + ": logits shape")

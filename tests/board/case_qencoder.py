@@ -25,14 +25,6 @@ def float_layer(f):
     return model
 
 
-def near_host_model(qm, host, what):
-    """The device's int8 model holds the arrays of the host's (made from the same float model
-    in float64), each integer within 1: its float32 may round a tie the other way."""
-    mine = dict((n, buf) for n, buf, _, _ in qm.named_arrays())
-    theirs = dict((n, buf) for n, buf, _, _ in host.named_arrays())
-    check.equal(sorted(mine), sorted(theirs), what + " arrays")
-    for n in sorted(theirs):
-        check.close(mine[n], theirs[n], atol=1, what="%s %s" % (what, n))
 
 
 def host_layer_matches(name):
@@ -70,7 +62,7 @@ def device_quantized_layer(name):
     assert (q.parts["act"] is None) == relu, name + ": GELU table"
     check.equal(q.parts["linear1"].lo, 0 if relu else -128, name + ": linear1 lo")
     assert q.causal == spec[9], name + ": causal"
-    near_host_model(qm, load(check.path(name + ".bin")), name)
+    check.near_model(qm, load(check.path(name + ".bin")), name)
     if "y_float" in f:
         check.close(q.forward(x), f["y_float"], rtol=0.1, what=name + " int8 vs float")
     keep = keep_of(f)

@@ -167,3 +167,37 @@ def close_each(got, want, atol=0.0, rtol=0.0, what=""):
         if not abs(g[i] - w[i]) <= atol + rtol * abs(w[i]):  # also catches NaN
             raise AssertionError("%s: item %d is %r, expected %r (atol %g, rtol %g)"
                                  % (what, i, g[i], w[i], atol, rtol))
+
+
+# ---- what several case modules check ---------------------------------------------------------
+ITEMSIZE = {"f": 4, "b": 1, "B": 1, "h": 2, "i": 4}
+
+
+def record(payload):
+    """(head, {name: (typecode, shape, values)}) of a link record (u16 head length, JSON
+    head, then the arrays it lists, row-major), read here without tinyattn.records."""
+    import array
+    import struct
+
+    (size,) = struct.unpack_from("<H", payload, 0)
+    head = json.loads(str(payload[2:2 + size], "utf-8"))
+    at, arrays = 2 + size, {}
+    for name, code, shape in head.pop("arrays", []):
+        nbytes = ITEMSIZE[code]
+        for dim in shape:
+            nbytes *= dim
+        arrays[name] = (code, list(shape), list(array.array(code, payload[at:at + nbytes])))
+        at += nbytes
+    if at != len(payload):
+        raise AssertionError("record of %d bytes, its head describes %d" % (len(payload), at))
+    return head, arrays
+
+
+def near_model(qm, host, what):
+    """The device's int8 model holds the arrays of the host's (made from the same float model
+    in float64), each integer within 1: its float32 may round a tie the other way."""
+    mine = dict((n, buf) for n, buf, _, _ in qm.named_arrays())
+    theirs = dict((n, buf) for n, buf, _, _ in host.named_arrays())
+    equal(sorted(mine), sorted(theirs), what + " arrays")
+    for n in sorted(theirs):
+        close(mine[n], theirs[n], atol=1, what="%s %s" % (what, n))
