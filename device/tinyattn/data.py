@@ -2,7 +2,7 @@
 
 from ulab import numpy as np
 
-from .rng import Rng
+from .rng import Rng, permutation
 from .shapes import all_finite, require_2d
 
 
@@ -113,13 +113,6 @@ def _label(y, i):
     raise ValueError("y[%d] must be a class index (an int >= 0), got %r" % (i, label))
 
 
-def permutation(n, rng):
-    """The list 0..n-1 in a random order (Fisher-Yates, j = rng.next32() % (i + 1))."""
-    order = list(range(n))
-    for i in range(n - 1, 0, -1):
-        j = rng.next32() % (i + 1)
-        order[i], order[j] = order[j], order[i]
-    return order
 
 
 def load_iris():

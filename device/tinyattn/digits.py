@@ -40,8 +40,8 @@ def load_digits(path="digits.csv", test_ratio=0.2, seed=42, rows=ROWS):
     """
     from ulab import numpy as np
 
-    from .data import Dataset, permutation
-    from .rng import Rng
+    from .data import Dataset
+    from .rng import Rng, permutation
 
     n_test = int(rows * test_ratio + 0.5)
     order = permutation(rows, Rng(seed))

@@ -1,4 +1,5 @@
-"""A small seeded random generator (xorshift32): the same numbers on every port.
+"""A small seeded random generator (xorshift32): the same numbers on every port, and the
+shuffles made with it. Plain Python: the host's reference runs this very file.
 
 The 32-bit state is kept as two 16-bit halves, so a step works on small ints only: a
 32-bit port boxes ints from 2^30 up on the heap, and a step leaves no garbage there.
@@ -97,3 +98,12 @@ def keep_threshold(p):
         else:
             low = middle + 1
     return low >> 16, low & 0xFFFF
+
+
+def permutation(n, rng):
+    """The list 0..n-1 in a random order (Fisher-Yates, j = rng.next32() % (i + 1))."""
+    order = list(range(n))
+    for i in range(n - 1, 0, -1):
+        j = rng.next32() % (i + 1)
+        order[i], order[j] = order[j], order[i]
+    return order

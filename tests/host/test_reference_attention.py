@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from checks import numeric_grad
 from tinyattn_host.reference import attention_backward, attention_forward, padding_mask
 
 STEP = 1e-6
@@ -47,20 +48,6 @@ def make_case(name, seed=0):
         kw["keep"] = (rng.random((B * H * S, S_kv)) >= c["dropout"]).astype(np.float64)
     G = rng.normal(size=(B * S, E))
     return x, p, G, kw
-
-
-def finite_difference(loss, a):
-    """Central-difference gradient of loss() with respect to array a (perturbed in place)."""
-    g = np.zeros_like(a)
-    for i in np.ndindex(a.shape):
-        old = a[i]
-        a[i] = old + STEP
-        up = loss()
-        a[i] = old - STEP
-        down = loss()
-        a[i] = old
-        g[i] = (up - down) / (2 * STEP)
-    return g
 
 
 def rel_err(analytic, numeric):
@@ -122,7 +109,7 @@ def test_backward_matches_finite_differences(name):
             checked["d" + w] = p[w]
 
     for gname, arr in checked.items():
-        fd = finite_difference(loss, arr)
+        fd = numeric_grad(loss, arr, STEP)
         assert grads[gname].shape == arr.shape, gname
         if gname == "dbk":
             # bk adds q_i . bk to every score of row i: the softmax ignores it, so dbk is 0.

@@ -3,34 +3,11 @@ standardisation, SGD, Adam, one training step and the whole loop (same batch ord
 
 import numpy as np
 
+from ..shared import device_module
 from .layers import cross_entropy, sequential_backward, sequential_forward
 
-_MASK = 0xFFFFFFFF
-
-
-class Rng:
-    """The device's xorshift32 (tinyattn.rng.Rng), integer for integer."""
-
-    def __init__(self, seed):
-        self.state = ((seed * 2654435761) + 0x9E3779B9) & _MASK or 0x9E3779B9
-
-    def next32(self):
-        """The next 32-bit unsigned integer."""
-        x = self.state
-        x ^= (x << 13) & _MASK
-        x ^= x >> 17
-        x ^= (x << 5) & _MASK
-        self.state = x
-        return x
-
-
-def permutation(n, rng):
-    """0..n-1 in the device's shuffled order (Fisher-Yates, j = next32() % (i + 1))."""
-    order = list(range(n))
-    for i in range(n - 1, 0, -1):
-        j = rng.next32() % (i + 1)
-        order[i], order[j] = order[j], order[i]
-    return order
+RNG = device_module("rng")
+Rng, permutation = RNG.Rng, RNG.permutation  # the device's own (device/tinyattn/rng.py)
 
 
 def split_indices(n, test_ratio, seed):
