@@ -1,8 +1,10 @@
 """The package's names at the REPL: dir(), help() and Tab completion in a 128 KB heap list the
 public names and import only the submodules those come from; a name that is neither a
-public name nor a submodule is an AttributeError that imports nothing. The package runs as
+public name nor a submodule is an AttributeError that imports nothing
+(tests/board/case_package_dir.py, case_package_names.py). In 128 KB the package runs as
 `make deploy` ships it (.mpy for the interpreter, as on a board)."""
 
+import json
 import os
 import select
 import subprocess
@@ -11,11 +13,13 @@ import tty
 
 import pytest
 
-from device_runner import run_device
+from board_cases import BOARD_DIR, Report, board_test, write_fixtures
 from tinyattn_host import unixport
 from tinyattn_host.bench import compiled_package
 
 HEAP = "128k"
+SOURCE_HEAP = "1m"  # on the unix port the cases run device/'s sources, compiled on import
+SCRIPTS = BOARD_DIR / "scripts"
 
 
 @pytest.fixture(scope="module")
@@ -26,61 +30,43 @@ def deployed(tmp_path_factory):
     return folder
 
 
-def lazy_modules(deployed):
-    """LAZY, and the modules that importing all its submodules adds (a fresh interpreter)."""
-    out = run_device("""
-import sys, tinyattn
-before = set(sys.modules)
-for module in tinyattn.LAZY.values():
-    __import__('tinyattn.' + module)
-OUT['lazy'] = tinyattn.LAZY
-OUT['added'] = sorted(set(sys.modules) - before)
-""", heap=HEAP, device_dir=deployed)
-    return out["lazy"], set(out["added"])
+def lazy_modules(device_dir=unixport.DEVICE_DIR, heap=None):
+    """The modules that importing all LAZY's submodules adds to a fresh interpreter.
+    Host-driven (scripts/lazy_modules.py): only a fresh interpreter tells."""
+    stdout = unixport.run_file(SCRIPTS / "lazy_modules.py", heap=heap, device_dir=device_dir)
+    return json.loads(stdout.splitlines()[-1])
 
 
-def test_every_lazy_name_is_its_submodules_own(deployed):
-    out = run_device("""
-import sys, tinyattn
-OUT['same'] = [getattr(tinyattn, name) is getattr(sys.modules['tinyattn.' + module], name)
-               for name, module in tinyattn.LAZY.items()]
-""", heap=HEAP, device_dir=deployed)
-    assert out["same"] and all(out["same"])
+def make_dir_fixtures():
+    return {"lazy": {"modules": lazy_modules()}}
 
 
-def test_dir_and_help_list_the_public_names_and_import_only_their_modules(deployed):
-    lazy, wanted = lazy_modules(deployed)
-    out = run_device("""
-import sys, tinyattn
-before = set(sys.modules)
-OUT['names'] = sorted(dir(tinyattn))
-help(tinyattn)
-OUT['added'] = sorted(set(sys.modules) - before)
-""", heap=HEAP, device_dir=deployed)
-    assert set(lazy) | {"Attention", "padding_mask", "__version__"} <= set(out["names"])
-    assert set(out["added"]) == wanted and "tinyattn.link" not in wanted
+test_package_dir_on_board = board_test("case_package_dir", make_dir_fixtures, heap=SOURCE_HEAP)
+test_package_names_on_board = board_test("case_package_names", heap=SOURCE_HEAP)
 
 
-def test_other_names_import_nothing_and_submodules_import():
-    out = run_device("""
-import sys, tinyattn
-before = set(sys.modules)
-OUT['has'] = [hasattr(tinyattn, name) for name in ('', '/', '.', 'nothing', '__pycache__')]
-OUT['added'] = sorted(set(sys.modules) - before)
-from tinyattn import kernels
-import tinyattn.bench
-OUT['kernels'] = kernels.__name__
-OUT['bench'] = tinyattn.bench.__name__
-OUT['after'] = sorted(set(sys.modules) - before)
-""", heap="1m")
-    assert out["has"] == [False] * 5 and out["added"] == []
-    assert out["kernels"] == "tinyattn.kernels" and out["bench"] == "tinyattn.bench"
-    assert "tinyattn.link" not in out["after"]
+def test_names_and_dir_in_128k_as_deployed(deployed, tmp_path):
+    """case_package_dir and case_package_names' LAZY test again, in 128 KB with the package
+    as deployed. Host-driven: the bound is for the compiled package (board_test runs the
+    sources on the unix port, whose compiling alone takes more heap)."""
+    wanted = lazy_modules(deployed, HEAP)
+    write_fixtures(tmp_path / "case_package_dir", {"lazy": {"modules": wanted}})
+    write_fixtures(tmp_path / "case_package_names", {})
+    selection = ["case_package_dir",
+                 "case_package_names.test_every_lazy_name_is_its_submodules_own"]
+    try:
+        output = unixport.run_file(BOARD_DIR / "runner.py", heap=HEAP, extra_path=[BOARD_DIR],
+                                   device_dir=deployed, args=[str(tmp_path), *selection])
+    except unixport.MicroPythonError as err:  # the exit status is the number of failures
+        output = err.output
+    report = Report.parse(output)
+    report.check()
+    assert len(report.passed) == 2, output
 
 
 def test_tab_completion_at_the_repl(deployed):
     """`tinyattn.<Tab>` in the REPL of a 128 KB heap lists the public names, imports no others."""
-    _, wanted = lazy_modules(deployed)
+    wanted = set(lazy_modules(deployed, HEAP))
     master, slave = os.openpty()
     tty.setraw(slave)
     env = dict(os.environ, MICROPYPATH=unixport.search_path(device_dir=deployed))

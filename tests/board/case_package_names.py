@@ -1,0 +1,59 @@
+"""The package's names: each public name is its submodule's own; a name that is neither a
+public name nor a submodule imports nothing; a submodule imports (case_package_dir.py has
+dir() and help()).
+
+Each test starts from a freshly imported package: tinyattn and its submodules are dropped
+from sys.modules first, so what an earlier test imported does not count."""
+
+import gc
+import sys
+
+import check
+
+
+def fresh_package():
+    """tinyattn imported anew, as in a fresh interpreter (its submodules dropped too)."""
+    for name in list(sys.modules):
+        if name == "tinyattn" or name.startswith("tinyattn."):
+            del sys.modules[name]
+    gc.collect()
+    return __import__("tinyattn")
+
+
+def modules_added_by(action):
+    """The names action(package) adds to sys.modules, after a fresh import of the package."""
+    package = fresh_package()
+    before = set(sys.modules)
+    action(package)
+    return set(sys.modules) - before
+
+
+def test_every_lazy_name_is_its_submodules_own():
+    package = fresh_package()
+    assert package.LAZY, "LAZY has no names"
+    for name, module in package.LAZY.items():
+        same = getattr(package, name) is getattr(sys.modules["tinyattn." + module], name)
+        assert same, "tinyattn.%s is not tinyattn.%s.%s" % (name, module, name)
+
+
+def test_other_names_import_nothing_and_submodules_import():
+    has = []
+
+    def ask(package):
+        for name in ("", "/", ".", "nothing", "__pycache__"):
+            has.append(hasattr(package, name))
+
+    check.equal(sorted(modules_added_by(ask)), [], "modules imported by asking other names")
+    check.equal(has, [False] * 5, "hasattr of names that are not the package's")
+    found = {}
+
+    def import_submodules(package):
+        from tinyattn import kernels
+        import tinyattn.bench
+
+        found["kernels"], found["bench"] = kernels.__name__, tinyattn.bench.__name__
+
+    after = modules_added_by(import_submodules)
+    assert found["kernels"] == "tinyattn.kernels", found["kernels"]
+    assert found["bench"] == "tinyattn.bench", found["bench"]
+    assert "tinyattn.link" not in after, "kernels or bench import tinyattn.link"
