@@ -94,6 +94,9 @@ class UnixPort:
 
     name = "unix"
 
+    def has_ulab(self):
+        return unixport.has_ulab(unixport.interpreter())
+
     def run(self, module, fixtures, heap=None):
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp) / "fixtures"
@@ -131,6 +134,9 @@ class OnBoard:
 
     def close(self):
         self.board.close()
+
+    def has_ulab(self):
+        return self.board.info["ulab"] not in (None, "stand-in")
 
     def _put(self, path, data):
         self.transport.fs_writefile(path, data, chunk_size=2048)
@@ -178,12 +184,11 @@ def case_names(module):
 def board_test(module, fixtures=None, heap=None, needs_ulab=None):
     """A pytest test that runs case module `module` on the --board target with the fixtures
     `fixtures()` returns ({name: {key: value}} or {name: bytes}); `heap` on the unix port.
-    `needs_ulab`: a reason to skip on a unix port that has only the stand-in."""
+    `needs_ulab`: a reason to skip where ulab is the stand-in."""
 
     @pytest.mark.board
     def test(board_target):
-        if needs_ulab and board_target.name == "unix" \
-                and not unixport.has_ulab(unixport.interpreter()):
+        if needs_ulab and not board_target.has_ulab():
             pytest.skip(needs_ulab)
         report = board_target.run(module, fixtures() if fixtures else {}, heap=heap)
         report.check()

@@ -2,8 +2,6 @@
 real ulab only, the whole training run (a measurement, minutes long: see README)
 (tests/board/case_digits.py and case_digits_train.py on the board)."""
 
-import pytest
-
 from board_cases import board_test
 from tinyattn_host.digits import DIGITS_CONFIG, DIGITS_CSV, load_digits
 from tinyattn_host.reference.training import split_indices
@@ -27,15 +25,5 @@ def make_fixtures():
 test_digits_on_board = board_test("case_digits", make_fixtures)
 
 STANDIN_HOURS = "minutes with real ulab, hours with the stand-in: MICROPYTHON=..."
-_training_case = board_test("case_digits_train", lambda: {"digits.csv": DIGITS_CSV.read_bytes()},
-                            needs_ulab=STANDIN_HOURS)
-
-
-@pytest.mark.board
-def test_digits_training_on_board(board_target):
-    """case_digits_train on the --board target; skipped where ulab is the stand-in, on the
-    unix port (board_test's needs_ulab) and on a virtual board alike."""
-    info = getattr(getattr(board_target, "board", None), "info", None) or {}
-    if info.get("ulab") == "stand-in":
-        pytest.skip(STANDIN_HOURS)
-    _training_case(board_target)
+test_digits_training_on_board = board_test(
+    "case_digits_train", lambda: {"digits.csv": DIGITS_CSV.read_bytes()}, needs_ulab=STANDIN_HOURS)

@@ -310,36 +310,3 @@ def load_fixtures():
 
 
 test_qload_on_board = board_test("case_qload", load_fixtures)
-
-
-# ---- what tests/device/test_digits_int8.py imports from here ------------------------------------
-# That file (not converted with these cases) quantizes the trained digits model on the device
-# through device_runner.run_device; these two names stay for it until it moves to a case module.
-QUANTIZE_AND_TRACE = """
-def dump_layers(qm):
-    arrays = {}
-    for name, buf, code, shape in qm.named_arrays():
-        arrays[name] = list(buf)
-    return {'specs': qm.description()['layers'], 'arrays': arrays}
-from tinyattn import Sequential, predict
-from tinyattn.quant import quantize, quantize_tensor, load
-model = Sequential.from_config(IN['config'], seed=3)
-for name, param, grad in model.collect_params():
-    param[:] = IN[name]
-qm = quantize(model, IN['calib'])
-rows, cols = IN['x'].shape
-xq = quantize_tensor(IN['x'], qm.in_scale)
-trace = []
-qm.forward_int(xq, rows, cols, trace=trace)
-OUT['layers'] = dump_layers(qm)
-OUT['xq'] = list(xq)
-OUT['trace'] = [list(buf) for buf, r, k in trace]
-OUT['int8'] = predict(qm, IN['x'])
-"""
-"""A Sequential IN['config'] with the parameters IN[name], quantized with IN['calib'], run on
-IN['x']: the layers, the quantized input, every layer's output, the int8 classes."""
-
-
-def encoder_reference_layers(dumped):
-    """The device's quantized layers as reference.integer_encoder.sequential wants."""
-    return qref.layers_from_specs(dumped["specs"], dumped["arrays"])
