@@ -82,10 +82,13 @@ def has_raw_repl(interpreter):
     os.close(slave)
     seen = b""
     try:
-        os.write(child, b"\r\x01")
-        deadline = time.monotonic() + 2
+        # the REPL discards input that comes before it has set up its terminal (TCSAFLUSH):
+        # Ctrl-A goes again until the raw prompt or the deadline
+        deadline = time.monotonic() + 3
         while RAW_PROMPT not in seen and time.monotonic() < deadline:
-            ready, _, _ = select.select([child], [], [], 0.1)
+            if b">>> " in seen or not seen:
+                os.write(child, b"\r\x01")
+            ready, _, _ = select.select([child], [], [], 0.2)
             if ready:
                 try:
                     seen += os.read(child, 4096)

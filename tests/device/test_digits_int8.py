@@ -21,8 +21,8 @@ from checks import f32
 from tinyattn_host.reference import integer_encoder as qref
 
 digits = pytest.importorskip("tinyattn_host.digits")
-CALIB_ROWS = 256  # the device's own quantize calibrates on the first train rows: all 1438
-# at once take over 32 MB of heap even with a real ulab (8 MB will do for 256)
+CALIB_ROWS = 128  # the device's own quantize calibrates on the first train rows: all 1438
+# at once take over 32 MB of heap even with a real ulab (8 MB, a PSRAM board's, hold 128)
 
 
 @lru_cache(maxsize=None)
