@@ -48,6 +48,22 @@ class Port:
             return -1
         return self.one[0]
 
+    def fill(self, buf, start, end, timeout_ms):
+        """Put the next bytes into buf[start:end], each within timeout_ms of the one before;
+        return how many came (fewer after a silence or at the end of the stream)."""
+        poller, readinto, one = self.poller, self.stdin.readinto, self.one
+        for i in range(start, end):
+            if poller is not None:
+                for _ in poller.ipoll(timeout_ms):
+                    break
+                else:
+                    return i - start
+            if not readinto(one):
+                self.eof = True
+                return i - start
+            buf[i] = one[0]
+        return end - start
+
     def send(self, kind, seq, payload=b""):
         """Write a message as frames of at most REPLY_CHUNK payload bytes."""
         view = memoryview(payload)
@@ -87,21 +103,15 @@ def receive(port, buf, silence_ms, byte_ms):
             break
         previous = byte
     head = port.header
-    for i in range(2, HEADER):
-        byte = port.byte(byte_ms)
-        if byte < 0:
-            raise LinkError(TRUNCATED, "truncated frame: the header broke off")
-        head[i] = byte
+    if port.fill(head, 2, HEADER, byte_ms) < HEADER - 2:
+        raise LinkError(TRUNCATED, "truncated frame: the header broke off")
     kind, flags, seq, length, crc = struct.unpack_from(HEADER_FORMAT, head, 2)
     if length > CHUNK:
         raise LinkError(OVERSIZED, "frame payload of %d bytes; at most %d, send larger "
                         "messages in chunks" % (length, CHUNK), seq)
-    for i in range(length):
-        byte = port.byte(byte_ms)
-        if byte < 0:
-            raise LinkError(TRUNCATED, "truncated frame: %d of %d payload bytes"
-                            % (i, length), seq)
-        buf[i] = byte
+    got = port.fill(buf, 0, length, byte_ms)
+    if got < length:
+        raise LinkError(TRUNCATED, "truncated frame: %d of %d payload bytes" % (got, length), seq)
     payload = memoryview(buf)[:length]
     if crc32(payload, crc32(memoryview(head)[2:8])) != crc:
         raise LinkError(BAD_CRC, "CRC mismatch: frame dropped", seq)
