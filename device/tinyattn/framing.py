@@ -20,8 +20,10 @@ class LinkError(Exception):
 class Port:
     """Byte I/O for the link: stdin/stdout binary streams, polled when `poll` is true.
 
-    A board's stdin blocks until it has every byte asked for, so bytes are taken one at a
-    time, each after a poll that says it is there: a frame that breaks off cannot block.
+    A board's stdin blocks until it has every byte asked for, and its poll says only whether
+    one byte is there: a bulk readinto of a payload would wait forever on a frame that broke
+    off. So bytes are taken one at a time, each after a poll, in one loop (fill): a frame that
+    breaks off is TRUNCATED after byte_ms.
     """
 
     def __init__(self, stdin, stdout, poll=True):
