@@ -27,8 +27,8 @@ SUPPORT = ("runner.py", "check.py")
 REMOTE_DIR = "/tests"
 DEFAULT_HEAP = "64m"  # the stand-in's Python lists take far more memory than ulab's buffers
 SILENCE = 600  # seconds a case module may print nothing before the run is given up
-VIRTUAL_HEAP = "8m"  # the virtual board's heap: an ESP32-S3 with 8 MB of PSRAM, which the
-# largest cases need (attention with E=64, S=64, B=3; the digits model on 359 rows)
+VIRTUAL_HEAP = "8m"  # the virtual board's heap with a real ulab: an ESP32-S3 with 8 MB of
+# PSRAM, which the largest cases need (attention with E=64, S=64, B=3; digits on 359 rows)
 
 
 def write_fixtures(folder, fixtures):
@@ -121,8 +121,11 @@ class OnBoard:
     def __init__(self, port):
         from tinyattn_host.board import Board
 
+        # a virtual board with a real ulab gets a PSRAM board's heap; with the stand-in, its
+        # own (64m: the stand-in's lists take far more than ulab's buffers)
+        real_ulab = port is None and unixport.has_ulab(unixport.interpreter())
         self.board = Board(port=port, deploy="auto", out=lambda *a: None,
-                           heap=VIRTUAL_HEAP if port is None else None)
+                           heap=VIRTUAL_HEAP if real_ulab else None)
         self.name = port or "virtual"
 
     def open(self):
