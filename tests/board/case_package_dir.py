@@ -8,25 +8,17 @@ package's submodules (which would intern their names). What importing the submod
 LAZY adds to a fresh interpreter is a fixture: tests/board/scripts/lazy_modules.py, run by
 the host."""
 
-import gc
 import sys
 
 import check
 
 
-def fresh_package():
-    """The package imported anew, as in a fresh interpreter (its submodules dropped too)."""
-    for name in list(sys.modules):
-        if name == "tinyattn" or name.startswith("tinyattn."):
-            del sys.modules[name]
-    gc.collect()
-    return __import__("tinyattn")
 
 
 def test_dir_and_help_list_the_public_names_and_import_only_their_modules():
     wanted = check.fixture("lazy")["modules"]  # what importing LAZY's submodules adds
     assert "tinyattn.link" not in wanted, "the LAZY names import tinyattn.link"
-    package = fresh_package()
+    package = check.fresh_import("tinyattn")
     before = set(sys.modules)
     names = dir(package)
     help(package)

@@ -5,31 +5,23 @@ dir() and help()).
 Each test starts from a freshly imported package: tinyattn and its submodules are dropped
 from sys.modules first, so what an earlier test imported does not count."""
 
-import gc
 import sys
 
 import check
 
 
-def fresh_package():
-    """tinyattn imported anew, as in a fresh interpreter (its submodules dropped too)."""
-    for name in list(sys.modules):
-        if name == "tinyattn" or name.startswith("tinyattn."):
-            del sys.modules[name]
-    gc.collect()
-    return __import__("tinyattn")
 
 
 def modules_added_by(action):
     """The names action(package) adds to sys.modules, after a fresh import of the package."""
-    package = fresh_package()
+    package = check.fresh_import("tinyattn")
     before = set(sys.modules)
     action(package)
     return set(sys.modules) - before
 
 
 def test_every_lazy_name_is_its_submodules_own():
-    package = fresh_package()
+    package = check.fresh_import("tinyattn")
     assert package.LAZY, "LAZY has no names"
     for name, module in package.LAZY.items():
         same = getattr(package, name) is getattr(sys.modules["tinyattn." + module], name)

@@ -201,3 +201,14 @@ def near_model(qm, host, what):
     equal(sorted(mine), sorted(theirs), what + " arrays")
     for n in sorted(theirs):
         close(mine[n], theirs[n], atol=1, what="%s %s" % (what, n))
+
+
+def fresh_import(package):
+    """`package` imported anew, as in a fresh interpreter (its submodules dropped too)."""
+    import sys
+
+    for name in list(sys.modules):
+        if name == package or name.startswith(package + "."):
+            del sys.modules[name]
+    gc.collect()
+    return __import__(package)
