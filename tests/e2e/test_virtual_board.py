@@ -145,7 +145,11 @@ def test_stop_leaves_no_process_or_thread(tmp_path):
     board = VirtualBoard(flash_dir=tmp_path / "flash")
     board.start()
     mpremote(board.port, "exec", "import machine; machine.soft_reset()")
+    deadline = time.monotonic() + 5  # the reboot may still be starting the new interpreter
+    while board.pid is None and time.monotonic() < deadline:
+        time.sleep(0.05)
     pid = board.pid
+    assert pid is not None
     threads = threading.active_count()
     board.stop()
     assert not alive(pid)
