@@ -37,17 +37,32 @@ def board_target(request):
 
 
 @pytest.fixture
-def virtual_board(tmp_path):
-    """A running VirtualBoard with a fresh flash folder; stopped (no process left) afterwards."""
+def start_virtual_board(tmp_path):
+    """start_virtual_board(board_class=VirtualBoard, **kwargs): a running board with a fresh
+    flash folder, stopped (no process left) afterwards; the test is skipped on an interpreter
+    mpremote cannot drive (MICROPYTHON=... without a raw REPL)."""
     from tinyattn_host.virtual_board import NoRawRepl, VirtualBoard
 
-    board = VirtualBoard(flash_dir=tmp_path / "flash")
-    try:
-        board.start()
-    except NoRawRepl as err:  # an old interpreter (MICROPYTHON=...) that mpremote cannot drive
-        pytest.skip(str(err))
-    yield board
-    board.stop()
+    started = []
+
+    def start(board_class=VirtualBoard, **kwargs):
+        board = board_class(flash_dir=tmp_path / "flash", **kwargs)
+        try:
+            board.start()
+        except NoRawRepl as err:
+            pytest.skip(str(err))
+        started.append(board)
+        return board
+
+    yield start
+    for board in started:
+        board.stop()
+
+
+@pytest.fixture
+def virtual_board(start_virtual_board):
+    """A running VirtualBoard (start_virtual_board's)."""
+    return start_virtual_board()
 
 
 @pytest.fixture

@@ -26,7 +26,6 @@ from tinyattn_host.harness import (FLOAT_TOLERANCE, IRIS_CONFIG, in_scale, iris,
 from tinyattn_host.reference import integer
 from tinyattn_host.reference.layers import sequential_forward
 from tinyattn_host.unixport_process import has_raw_repl
-from tinyattn_host.virtual_board import NoRawRepl, VirtualBoard
 
 ITEMS = int(os.environ.get("FUZZ_ITEMS", "3000"))
 SEED = int(os.environ.get("FUZZ_SEED", "13"))
@@ -83,16 +82,10 @@ def setup_requests(X, params):
 
 
 @pytest.fixture
-def small_board(tmp_path):
+def small_board(start_virtual_board):
     """A virtual board with a heap of 8 MB: the stand-in's iris model fits, and the
     collections after every request stay quick."""
-    board = VirtualBoard(flash_dir=tmp_path / "flash", heap="8m")
-    try:
-        board.start()
-    except NoRawRepl as err:
-        pytest.skip(str(err))
-    yield board
-    board.stop()
+    return start_virtual_board(heap="8m")
 
 
 @pytest.mark.skipif(not has_raw_repl(unixport.interpreter()),

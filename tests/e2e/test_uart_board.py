@@ -11,7 +11,6 @@ import serial
 from tinyattn_host import unixport
 from tinyattn_host.uart_board import RING, UartVirtualBoard
 from tinyattn_host.unixport_process import has_raw_repl
-from tinyattn_host.virtual_board import NoRawRepl
 
 pytestmark = pytest.mark.skipif(
     not has_raw_repl(unixport.interpreter()),
@@ -19,14 +18,8 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture
-def uart_board(tmp_path):
-    board = UartVirtualBoard(flash_dir=tmp_path / "flash")
-    try:
-        board.start()
-    except NoRawRepl as err:
-        pytest.skip(str(err))
-    yield board
-    board.stop()
+def uart_board(start_virtual_board):
+    return start_virtual_board(UartVirtualBoard)
 
 
 def read_until(port, marker, timeout=20):
