@@ -212,3 +212,18 @@ def fresh_import(package):
             del sys.modules[name]
     gc.collect()
     return __import__(package)
+
+
+def every(test, names):
+    """test(name) for each of names (at least one), all of them run; one AssertionError
+    listing every name that failed and why."""
+    failed = []
+    for name in names:
+        try:
+            test(name)
+        except Exception as err:  # noqa: BLE001 - every name runs; all misses listed
+            failed.append("%s %s: %s" % (name, type(err).__name__, err))
+        gc.collect()
+    if failed or not names:
+        raise AssertionError("%d of %d configurations: %s"
+                             % (len(failed), len(names), "; ".join(failed)))
