@@ -1,0 +1,93 @@
+"""The emulated chip with MicroPython's native-code runtime around it: load a .mpy, call its
+viper functions with Python values, get Python values back, count every call.
+
+    with Emulator() as emu:
+        linear = emu.function("device/tinyattn/kernels.py", "linear")
+        linear(header, weights)          # buffers are mirrored (buffers.py), updated in place
+        emu.calls[-1]                    # KernelCall(name, instructions, stub_calls)
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..mpy_native import compile_xtensawin
+from . import layout
+from .buffers import BufferMirror
+from .funtable import FunTable
+from .loader import load_module
+from .objects import ObjectSpace
+from .xtensa_cpu import DEFAULT_LIMIT, XtensaCpu
+
+MAX_ARGS = 16
+
+
+@dataclass
+class KernelCall:
+    name: str
+    instructions: int
+    stub_calls: int
+
+
+class EmulatedFunction:
+    """A loaded viper function, called like the Python one."""
+
+    def __init__(self, emulator, loaded):
+        self._emu, self.loaded = emulator, loaded
+        self.__name__ = loaded.name
+
+    def __call__(self, *args):
+        return self._emu.call(self.loaded, args)
+
+
+class Emulator:
+    """One QEMU, its memory regions, object space and loaded modules."""
+
+    def __init__(self, limit=DEFAULT_LIMIT):
+        self.cpu = XtensaCpu()
+        self.limit = limit
+        self.regions = layout.regions()
+        self.buffers = BufferMirror(self.cpu, self.regions["buffers"])
+        self.objects = ObjectSpace(self.regions["objects"], self.buffers)
+        self.funtable = FunTable(self.objects, layout.STUBS)
+        self.cpu.write(layout.FUN_TABLE, self.funtable.table_bytes())
+        self._args = self.regions["runtime"].take(4 * MAX_ARGS)
+        self._modules = {}
+        self.calls = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        self.cpu.close()
+
+    def module(self, source, patch=None):
+        """{name: EmulatedFunction} of a MicroPython source file compiled for xtensawin
+        (loaded once per source and patch)."""
+        key = (str(Path(source).resolve()), patch)
+        if key not in self._modules:
+            loaded = load_module(self.cpu, self.regions, self.objects,
+                                 compile_xtensawin(source), patch)
+            self._modules[key] = {n: EmulatedFunction(self, f) for n, f in loaded.items()}
+        return self._modules[key]
+
+    def function(self, source, name, patch=None):
+        functions = self.module(source, patch)
+        if name not in functions:
+            raise KeyError("%s has no native or viper function %s (it has: %s)"
+                           % (source, name, ", ".join(sorted(functions))))
+        return functions[name]
+
+    def call(self, loaded, args):
+        if len(args) > MAX_ARGS:
+            raise TypeError("at most %d arguments" % MAX_ARGS)
+        words = [self.objects.to_obj(a) for a in args]
+        self.cpu.write(self._args, b"".join(w.to_bytes(4, "little") for w in words))
+        self.buffers.push()
+        result = self.cpu.call(loaded.entry, [loaded.fun_obj, len(args), 0, self._args],
+                               self.funtable.call, self.limit)
+        self.buffers.pull()
+        self.calls.append(KernelCall(loaded.name, result.instructions, result.stub_calls))
+        return self.objects.from_obj(result.value)

@@ -1,0 +1,121 @@
+"""One call of Xtensa machine code on the emulated dc233c, counted instruction by instruction.
+
+A call goes through a trampoline, `callx8 a15`, as a C caller of MicroPython's would: the
+arguments in a10..a13 become the callee's a2..a5, a return address with the window increment
+in a8, and the callee's `entry` rotates the window. The callee's `retw` lands on a breakpoint
+after the trampoline. Its calls into mp_fun_table land on breakpoints at the table's stub
+addresses: the caller's window then holds the arguments (a10...) and the return address (a8);
+Python computes the entry's result, puts it in a10 and resumes at the return address, as if
+the callee had run (`on_stub`). Every exception vector holds a breakpoint too, so a fault
+(an unaligned load, an illegal instruction...) stops the run and names itself.
+
+Counting: the core's debug option has ICOUNT, a register that QEMU increments in the code it
+translates for every guest instruction that completes while ICOUNTLEVEL > the current
+interrupt level (here 1 > 0: the callee's own instructions, not exception handlers). It is set
+to -limit before a call and read after, so the difference is the exact number of instructions
+executed, and a run that reaches the limit takes a debug exception (stopped at its vector).
+A breakpoint stops before its instruction, so the stubs add nothing; the trampoline's callx8
+is subtracted.
+"""
+
+from dataclasses import dataclass
+
+from . import layout
+from .qemu import EmulatorError, GdbRemote
+
+PC, LCOUNT, WINDOWBASE, WINDOWSTART, PS = 0, 35, 38, 39, 42
+EPC1, VECBASE, EXCCAUSE, DEBUGCAUSE, ICOUNT, ICOUNTLEVEL, EXCVADDR = 66, 92, 93, 94, 97, 98, 99
+A0 = 105  # a0..a15 of the current window (the gdb register map of QEMU's dc233c)
+PS_RUN = (1 << 18) | (1 << 5)  # WOE: windowed calls; UM: user vector; INTLEVEL 0, EXCM 0
+CALLX8_A15 = bytes.fromhex("e00f00")
+RETURN = layout.TRAMPOLINE + len(CALLX8_A15)
+STUB_COUNT = 64
+DEFAULT_LIMIT = 1 << 30
+VECTORS = {0x000: "window overflow 4", 0x040: "window underflow 4", 0x080: "window overflow 8",
+           0x0C0: "window underflow 8", 0x100: "window overflow 12",
+           0x140: "window underflow 12", 0x180: "level-2 interrupt", 0x1C0: "level-3 interrupt",
+           0x200: "level-4 interrupt", 0x240: "level-5 interrupt", 0x280: "debug exception",
+           0x2C0: "NMI", 0x300: "kernel exception", 0x340: "user exception",
+           0x3C0: "double exception"}
+CAUSES = {0: "illegal instruction", 3: "load/store error", 6: "integer divide by zero",
+          9: "unaligned load or store (the ESP32-S3 would do it in hardware)",
+          20: "instruction fetch prohibited", 28: "load prohibited", 29: "store prohibited"}
+
+
+class EmulatorFault(EmulatorError):
+    """The code under test faulted or ran away; the message says where."""
+
+
+@dataclass
+class CallResult:
+    value: int  # the callee's a2 at its return
+    instructions: int  # executed by the callee (stubs excluded, see the module docstring)
+    stub_calls: int
+
+
+class XtensaCpu:
+    """The emulated core, set up for calls: vectors, trampoline, stubs, counters."""
+
+    def __init__(self):
+        self.gdb = GdbRemote()
+        try:
+            self._template = self.gdb.registers()
+            self.gdb.write(layout.TRAMPOLINE, CALLX8_A15)
+            for address in [RETURN] + [layout.VECBASE + v for v in VECTORS] + [
+                    layout.STUBS + 4 * i for i in range(STUB_COUNT)]:
+                self.gdb.add_breakpoint(address)
+        except BaseException:
+            self.gdb.close()
+            raise
+
+    def read(self, address, size):
+        return self.gdb.read(address, size)
+
+    def write(self, address, data):
+        self.gdb.write(address, data)
+
+    def close(self):
+        self.gdb.close()
+
+    def call(self, entry, args, on_stub, limit=DEFAULT_LIMIT):
+        """Run the function at `entry` with up to 4 word arguments; on_stub(index, args)
+        returns the value of mp_fun_table entry `index` called with args (a10..a15)."""
+        regs = list(self._template)
+        regs[PC], regs[PS], regs[WINDOWBASE], regs[WINDOWSTART] = layout.TRAMPOLINE, PS_RUN, 0, 1
+        regs[VECBASE], regs[LCOUNT] = layout.VECBASE, 0
+        regs[ICOUNT], regs[ICOUNTLEVEL] = -limit & 0xFFFFFFFF, 1
+        regs[A0 + 1] = layout.STACK_TOP
+        for i, v in enumerate(args):
+            regs[A0 + 10 + i] = v
+        regs[A0 + 15] = entry
+        self.gdb.set_registers(regs)
+        stubs = 0
+        while True:
+            self.gdb.cont()
+            regs = self.gdb.registers()
+            pc = regs[PC]
+            if pc == RETURN:
+                done = (regs[ICOUNT] + limit) & 0xFFFFFFFF
+                return CallResult(regs[A0 + 10], done - 1, stubs)
+            index, rest = divmod(pc - layout.STUBS, 4)
+            if 0 <= index < STUB_COUNT and not rest:
+                stubs += 1
+                regs[A0 + 10] = on_stub(index, regs[A0 + 10:A0 + 16]) & 0xFFFFFFFF
+                regs[PC] = (regs[A0 + 8] & 0x3FFFFFFF) | (pc & 0xC0000000)
+                self.gdb.set_registers(regs)
+                continue
+            raise EmulatorFault(self._describe_stop(regs, entry, limit))
+
+    def _describe_stop(self, regs, entry, limit):
+        vector = VECTORS.get(regs[PC] - layout.VECBASE)
+        if vector == "debug exception" and regs[DEBUGCAUSE] & 1:
+            return "ran %d instructions without returning (the limit)" % limit
+        if vector in ("kernel exception", "user exception", "double exception"):
+            cause = regs[EXCCAUSE]
+            return "%s at code offset 0x%x (address 0x%x): EXCCAUSE %d, %s" % (
+                vector, regs[EPC1] - entry, regs[EPC1], cause,
+                CAUSES.get(cause, "see the Xtensa ISA"))
+        if vector:
+            return "%s at code offset 0x%x: not provided by the emulator" % (
+                vector, regs[EPC1] - entry)
+        return "stopped at 0x%x, which is no breakpoint of the emulator's" % regs[PC]
