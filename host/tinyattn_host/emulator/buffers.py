@@ -2,13 +2,17 @@
 
 The Python glue (the device's own code, run in CPython) keeps its bytearrays and arrays; the
 first time one is seen (passed to a kernel, or to address_distance) it gets an address, 16-byte
-aligned as MicroPython's heap would place it, and stays there. Before each kernel call every
+aligned as MicroPython's heap would place it, and keeps it. That address is also the buffer's
+object word (objects.py): a buffer's handle is its data. Before each kernel call every
 mirrored buffer whose bytes changed on the Python side is written to the emulator; after it
 every mirrored writable buffer is read back and updated in place, so a kernel's output is in
-the Python object when the call returns.
+the Python object when the call returns. A buffer that nothing but the mirror holds any more
+(CPython's reference count) is dropped from it, as MicroPython's GC would free it; its
+addresses are not reused.
 """
 
 import array
+import sys
 
 
 def is_buffer(value):
@@ -31,35 +35,38 @@ class BufferMirror:
 
     def __init__(self, cpu, region):
         self._cpu, self._region = cpu, region
-        self._mirrors = {}  # id(buffer) -> _Mirror (which holds the buffer: ids stay unique)
+        self._by_id = {}  # id(buffer) -> _Mirror (which holds the buffer: the id stays its)
+        self._by_address = {}
 
     def address_of(self, buf):
         if isinstance(buf, memoryview):
             raise TypeError("the emulator mirrors bytearray, bytes and array.array, "
                             "not memoryview slices")
-        m = self._mirrors.get(id(buf))
+        m = self._by_id.get(id(buf))
         if m is None:
             size = len(buf) * (buf.itemsize if isinstance(buf, array.array) else 1)
-            m = self._mirrors[id(buf)] = _Mirror(buf, self._region.take(size))
+            m = _Mirror(buf, self._region.take(size))
+            self._by_id[id(buf)] = self._by_address[m.address] = m
         return m.address
 
     def owner(self, address):
         """The buffer mirrored at `address` (its start), or None."""
-        for m in self._mirrors.values():
-            if m.address == address:
-                return m.buf
-        return None
+        m = self._by_address.get(address)
+        return None if m is None else m.buf
 
     def push(self):
-        for m in self._mirrors.values():
+        for key, m in list(self._by_id.items()):
+            if sys.getrefcount(m.buf) <= 2:  # the mirror's reference and the argument's
+                del self._by_id[key], self._by_address[m.address]
+                continue
             data = _bytes(m.buf)
             if data != m.synced:
                 self._cpu.write(m.address, data)
                 m.synced = data
 
     def pull(self):
-        for m in self._mirrors.values():
-            if isinstance(m.buf, bytes) or not len(m.buf):
+        for m in self._by_id.values():
+            if isinstance(m.buf, bytes) or not m.synced:
                 continue
             data = self._cpu.read(m.address, len(m.synced))
             if data != m.synced:

@@ -1,10 +1,10 @@
 """MicroPython objects as the native code sees them: 32-bit words.
 
-A small int v is the word (v << 1) | 1 (MicroPython's object representation A). Anything
-else is a handle: the address of a 16-byte slot in the emulator's object region, which the
-native code only passes back to mp_fun_table entries (it never reads the slot); the Python
-value behind a handle lives here. A buffer's handle converts to its mirrored address
-(buffers.py), as mp_get_buffer gives a bytearray's or an array's items.
+A small int v is the word (v << 1) | 1 (MicroPython's object representation A). A buffer is
+its mirrored address (buffers.py), which mp_native_from_obj gives back for a pointer type as
+mp_get_buffer gives a bytearray's or an array's items. Anything else is a handle: the address
+of a 16-byte slot in the emulator's object region, which the native code only passes back to
+mp_fun_table entries (it never reads the slot); the Python value behind it lives here.
 """
 
 from .buffers import is_buffer
@@ -43,12 +43,15 @@ class ObjectSpace:
         if isinstance(value, int) and SMALL_INT_MIN <= value <= SMALL_INT_MAX:
             return ((value << 1) | 1) & 0xFFFFFFFF
         if is_buffer(value):
-            self._buffers.address_of(value)
+            return self._buffers.address_of(value)
         return self.handle(value)
 
     def from_obj(self, word):
         if word & 1:
             return signed(word) >> 1
+        buf = self._buffers.owner(word)
+        if buf is not None:
+            return buf
         if word not in self._values:
             raise ValueError("the native code returned 0x%x, which is no object" % word)
         return self._values[word]
