@@ -1,0 +1,32 @@
+"""The emulator's tests: the xtensawin machine code in qemu-system-xtensa (Debian's
+qemu-system-misc). Without it every test here is skipped with one line that names it."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tinyattn_host.emulator.qemu import missing_reason
+
+HERE = Path(__file__).resolve().parent
+for folder in ("board", "device"):  # the board cases and the configurations that feed them
+    sys.path.insert(0, str(HERE.parent / folder))
+
+MISSING = missing_reason()
+
+
+def pytest_collection_modifyitems(config, items):
+    if MISSING:
+        skip = pytest.mark.skip(reason=MISSING)
+        for item in items:
+            if Path(str(item.fspath)).parent == HERE:
+                item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def emulator():
+    """One QEMU for the session (per xdist worker)."""
+    from tinyattn_host.emulator.machine import Emulator
+
+    with Emulator() as emu:
+        yield emu
