@@ -19,6 +19,9 @@ def is_buffer(value):
     return isinstance(value, (bytes, bytearray, array.array))
 
 
+GAP = 4096  # bytes between two buffers read in one span
+
+
 class _Mirror:
     __slots__ = ("buf", "address", "synced")
 
@@ -65,10 +68,21 @@ class BufferMirror:
                 m.synced = data
 
     def pull(self):
-        for m in self._by_id.values():
-            if isinstance(m.buf, bytes) or not m.synced:
-                continue
-            data = self._cpu.read(m.address, len(m.synced))
-            if data != m.synced:
-                memoryview(m.buf).cast("B")[:] = data
-                m.synced = data
+        """Read every writable buffer back, in spans of neighbours (one read each: a gdb
+        round trip costs more than the bytes between buffers)."""
+        live = sorted((m for m in self._by_id.values()
+                       if m.synced and not isinstance(m.buf, bytes)), key=lambda m: m.address)
+        spans = []
+        for m in live:
+            if spans and m.address - spans[-1][-1].address - len(spans[-1][-1].synced) < GAP:
+                spans[-1].append(m)
+            else:
+                spans.append([m])
+        for span in spans:
+            start = span[0].address
+            data = self._cpu.read(start, span[-1].address + len(span[-1].synced) - start)
+            for m in span:
+                got = data[m.address - start:m.address - start + len(m.synced)]
+                if got != m.synced:
+                    memoryview(m.buf).cast("B")[:] = got
+                    m.synced = got

@@ -6,8 +6,11 @@ Why at a breakpoint and not as Xtensa stubs: the entries are MicroPython's C run
 whose instructions matter; in Python they are a few lines each against the same object model
 as the glue's (objects.py), and the count of the kernel's own instructions is untouched (a
 breakpoint stops before the stub runs). Entries no kernel calls raise, naming themselves.
+The integer division and modulo, called once a row, are Xtensa code instead (native_stubs.py);
+their Python here checks that code (tests/emulator/test_emulator_cpu.py).
 """
 
+from . import layout, native_stubs
 from .objects import signed
 
 NAMES = (
@@ -43,10 +46,11 @@ def modulo(a, b):
 class FunTable:
     """The table's words (what the code loads) and the Python behind each entry."""
 
-    def __init__(self, objects, stubs):
+    def __init__(self, objects):
         self._objects = objects
         self.words = [objects.none, objects.false, objects.true] + [
-            stubs + 4 * i for i in range(CONSTANTS, len(NAMES))]
+            layout.STUBS + layout.STUB_SPACING * i for i in range(CONSTANTS, len(NAMES))]
+        self.native = {INDEX[name]: stub for name, stub in native_stubs.STUBS.items()}
         self._entries = {
             INDEX["convert_obj_to_native"]: lambda a: objects.native_from_obj(a[0], a[1]),
             INDEX["convert_native_to_obj"]: lambda a: objects.native_to_obj(a[0], a[1]),

@@ -6,7 +6,8 @@ MicroPython never moves a live object (the kernels' headers hold byte distances)
 
 VECBASE = 0x2000  # exception vectors: a breakpoint on each (xtensa_cpu)
 TRAMPOLINE = 0x10000  # `callx8 a15`, then the return breakpoint
-STUBS = 0x11000  # mp_fun_table entry i "is" STUBS + 4 i: a breakpoint, emulated in Python
+STUBS = 0x11000  # mp_fun_table entry i "is" STUBS + STUB_SPACING i: a breakpoint or code
+STUB_SPACING = 64
 FUN_TABLE = 0x12000  # the mp_fun_table the code reaches through its constant table
 STACK_TOP = 0x07F00000
 ALIGN = 16  # MicroPython's heap blocks on a 32-bit port are 16 bytes

@@ -43,12 +43,12 @@ class Emulator:
     """One QEMU, its memory regions, object space and loaded modules."""
 
     def __init__(self, limit=DEFAULT_LIMIT):
-        self.cpu = XtensaCpu()
-        self.limit = limit
         self.regions = layout.regions()
-        self.buffers = BufferMirror(self.cpu, self.regions["buffers"])
-        self.objects = ObjectSpace(self.regions["objects"], self.buffers)
-        self.funtable = FunTable(self.objects, layout.STUBS)
+        self.objects = ObjectSpace(self.regions["objects"], None)
+        self.funtable = FunTable(self.objects)
+        self.cpu = XtensaCpu(self.funtable.native)
+        self.limit = limit
+        self.buffers = self.objects.buffers = BufferMirror(self.cpu, self.regions["buffers"])
         self.cpu.write(layout.FUN_TABLE, self.funtable.table_bytes())
         self._args = self.regions["runtime"].take(4 * MAX_ARGS)
         self._modules = {}

@@ -25,7 +25,7 @@ class ObjectSpace:
     """Python values <-> object words, and mp_native_from_obj / mp_native_to_obj."""
 
     def __init__(self, region, buffers):
-        self._region, self._buffers = region, buffers
+        self._region, self.buffers = region, buffers
         self._values = {}  # handle -> value
         self._handles = {}  # id(value) -> handle, for values that must keep one identity
         self.none, self.false, self.true = (self.handle(v) for v in (None, False, True))
@@ -43,13 +43,13 @@ class ObjectSpace:
         if isinstance(value, int) and SMALL_INT_MIN <= value <= SMALL_INT_MAX:
             return ((value << 1) | 1) & 0xFFFFFFFF
         if is_buffer(value):
-            return self._buffers.address_of(value)
+            return self.buffers.address_of(value)
         return self.handle(value)
 
     def from_obj(self, word):
         if word & 1:
             return signed(word) >> 1
-        buf = self._buffers.owner(word)
+        buf = self.buffers.owner(word)
         if buf is not None:
             return buf
         if word not in self._values:
@@ -65,7 +65,7 @@ class ObjectSpace:
         if kind == TYPE_BOOL:
             return int(bool(value))
         if kind not in (TYPE_INT, TYPE_UINT) and is_buffer(value):
-            return self._buffers.address_of(value)
+            return self.buffers.address_of(value)
         if isinstance(value, int):  # an int, or an int that is an address
             return value & 0xFFFFFFFF
         raise TypeError("can't convert %s to %s" % (type(value).__name__,

@@ -2,21 +2,23 @@
 
 The machine is `-M sim -cpu dc233c` (an LX4 with windowed registers, LOOP, MAC16, MUL32 and
 DIV32; 128 MB of RAM at address 0 through the MMU's reset identity map), halted at start
-(`-S`), with its gdbstub on QEMU's own stdin and stdout (`-gdb stdio`): no port to pick, no
-socket to leak, and the emulator dies with the pipe. Only the gdb remote serial protocol's
+(`-S`), with its gdbstub on a Unix socket in a private temporary folder (no port to pick or
+race for; 3 to 5 times quicker a packet than `-gdb stdio`). Only the gdb remote serial protocol's
 basic packets are used (g/G registers, m/M memory, Z0 breakpoints, c continue): QEMU 7.2
 answers `p`/`P` only to a gdb that read its target description, which Xtensa has none of.
 """
 
 import os
-import select
 import shutil
+import socket
 import subprocess
+import tempfile
+import time
 
 QEMU = os.environ.get("QEMU_XTENSA", "qemu-system-xtensa")
 INSTALL_HINT = "apt-get install qemu-system-misc (it provides qemu-system-xtensa)"
 ARGS = ["-M", "sim", "-cpu", "dc233c", "-nodefaults", "-display", "none", "-monitor", "none",
-        "-serial", "none", "-S", "-gdb", "stdio"]
+        "-serial", "none", "-S"]
 REPLY_SECONDS = 120.0
 """Longest wait for one reply: a kernel's instruction limit (xtensa_cpu) stops it far sooner."""
 
@@ -48,19 +50,48 @@ class GdbRemote:
         path = qemu_path()
         if path is None:
             raise EmulatorError(missing_reason())
-        self.proc = subprocess.Popen([path] + ARGS, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
+        self._folder = tempfile.TemporaryDirectory(prefix="tinyattn-qemu-")
+        where = os.path.join(self._folder.name, "gdb")
+        self.proc = subprocess.Popen(
+            [path] + ARGS + ["-chardev", "socket,id=gdb,path=%s,server=on,wait=off" % where,
+                             "-gdb", "chardev:gdb"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.sock = socket.socket(socket.AF_UNIX)
         self._buf = b""
+        try:
+            self._connect(where)
+        except BaseException:
+            self.close()
+            raise
+
+    def _connect(self, where):
+        """Connect once QEMU listens (it creates the socket before it starts the machine)."""
+        deadline = time.monotonic() + REPLY_SECONDS
+        while True:
+            try:
+                self.sock.connect(where)
+                break
+            except (FileNotFoundError, ConnectionRefusedError):
+                if self.proc.poll() is not None:
+                    raise EmulatorError("qemu-system-xtensa exited: %s" % (
+                        self.proc.stderr.read().decode(errors="replace").strip()
+                        or "no message"))
+                if time.monotonic() > deadline:
+                    raise EmulatorError("qemu-system-xtensa opened no gdb socket in %.0f s"
+                                        % REPLY_SECONDS)
+                time.sleep(0.01)  # the socket file appears when QEMU has parsed its options
+        self.sock.settimeout(REPLY_SECONDS)
 
     def _read_more(self):
-        ready, _, _ = select.select([self.proc.stdout], [], [], REPLY_SECONDS)
-        chunk = os.read(self.proc.stdout.fileno(), 65536) if ready else None
+        try:
+            chunk = self.sock.recv(65536)
+        except socket.timeout:
+            chunk = None
         if not chunk:
-            err = self.proc.stderr.read().decode(errors="replace").strip() if not ready else ""
             self.close()
             raise EmulatorError("qemu-system-xtensa %s" % (
-                "gave no answer in %.0f s" % REPLY_SECONDS if not ready
-                else "exited: %s" % (err or "no message")))
+                "gave no answer in %.0f s" % REPLY_SECONDS if chunk is None
+                else "closed its gdb connection"))
         self._buf += chunk
 
     def _reply(self):
@@ -76,7 +107,7 @@ class GdbRemote:
     def command(self, packet):
         """Send one packet, return the reply's body."""
         data = packet.encode("latin-1")
-        self.proc.stdin.write(b"$%s#%02x" % (data, sum(data) & 0xFF))
+        self.sock.sendall(b"$%s#%02x" % (data, sum(data) & 0xFF))
         return self._reply()
 
     def checked(self, packet):
@@ -123,8 +154,9 @@ class GdbRemote:
         return reply
 
     def close(self):
+        self.sock.close()
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
-        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            pipe.close()
+        self.proc.stderr.close()
+        self._folder.cleanup()

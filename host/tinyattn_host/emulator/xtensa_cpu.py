@@ -15,12 +15,14 @@ interrupt level (here 1 > 0: the callee's own instructions, not exception handle
 to -limit before a call and read after, so the difference is the exact number of instructions
 executed, and a run that reaches the limit takes a debug exception (stopped at its vector).
 A breakpoint stops before its instruction, so the stubs add nothing; the trampoline's callx8
-is subtracted.
+is subtracted, and so are the instructions of the stubs that run as code (native_stubs.py:
+branch-free, a fixed count a call, each call counted in its counter word).
 """
 
 from dataclasses import dataclass
 
 from . import layout
+from .native_stubs import COUNTERS
 from .qemu import EmulatorError, GdbRemote
 
 PC, LCOUNT, WINDOWBASE, WINDOWSTART, PS = 0, 35, 38, 39, 42
@@ -42,6 +44,10 @@ CAUSES = {0: "illegal instruction", 3: "load/store error", 6: "integer divide by
           20: "instruction fetch prohibited", 28: "load prohibited", 29: "store prohibited"}
 
 
+def _stub_address(index):
+    return layout.STUBS + layout.STUB_SPACING * index
+
+
 class EmulatorFault(EmulatorError):
     """The code under test faulted or ran away; the message says where."""
 
@@ -56,13 +62,19 @@ class CallResult:
 class XtensaCpu:
     """The emulated core, set up for calls: vectors, trampoline, stubs, counters."""
 
-    def __init__(self):
+    def __init__(self, native_stubs):
+        """native_stubs: {mp_fun_table index: NativeStub} that run as code."""
         self.gdb = GdbRemote()
+        self._native = native_stubs
+        self._counts = [0] * len(native_stubs)
         try:
             self._template = self.gdb.registers()
             self.gdb.write(layout.TRAMPOLINE, CALLX8_A15)
+            self.gdb.write(COUNTERS, bytes(4 * len(native_stubs)))
+            for index, stub in native_stubs.items():
+                self.gdb.write(_stub_address(index), stub.code)
             for address in [RETURN] + [layout.VECBASE + v for v in VECTORS] + [
-                    layout.STUBS + 4 * i for i in range(STUB_COUNT)]:
+                    _stub_address(i) for i in range(STUB_COUNT) if i not in native_stubs]:
                 self.gdb.add_breakpoint(address)
         except BaseException:
             self.gdb.close()
@@ -96,8 +108,9 @@ class XtensaCpu:
             pc = regs[PC]
             if pc == RETURN:
                 done = (regs[ICOUNT] + limit) & 0xFFFFFFFF
-                return CallResult(regs[A0 + 10], done - 1, stubs)
-            index, rest = divmod(pc - layout.STUBS, 4)
+                native, in_stubs = self._native_calls()
+                return CallResult(regs[A0 + 10], done - 1 - in_stubs, stubs + native)
+            index, rest = divmod(pc - layout.STUBS, layout.STUB_SPACING)
             if 0 <= index < STUB_COUNT and not rest:
                 stubs += 1
                 regs[A0 + 10] = on_stub(index, regs[A0 + 10:A0 + 16]) & 0xFFFFFFFF
@@ -105,6 +118,20 @@ class XtensaCpu:
                 self.gdb.set_registers(regs)
                 continue
             raise EmulatorFault(self._describe_stop(regs, entry, limit))
+
+    def _native_calls(self):
+        """(calls, instructions) of the native stubs since the last call (their counters)."""
+        if not self._native:
+            return 0, 0
+        data = self.gdb.read(COUNTERS, 4 * len(self._counts))
+        calls = instructions = 0
+        for stub in self._native.values():
+            now = int.from_bytes(data[4 * stub.slot:4 * stub.slot + 4], "little")
+            n = (now - self._counts[stub.slot]) & 0xFFFFFFFF
+            self._counts[stub.slot] = now
+            calls += n
+            instructions += n * stub.instructions
+        return calls, instructions
 
     def _describe_stop(self, regs, entry, limit):
         vector = VECTORS.get(regs[PC] - layout.VECBASE)
