@@ -42,7 +42,9 @@ class EmulatedFunction:
 class Emulator:
     """One QEMU, its memory regions, object space and loaded modules."""
 
-    def __init__(self, limit=DEFAULT_LIMIT):
+    def __init__(self, limit=DEFAULT_LIMIT, patch=None):
+        """limit: instructions a call may run; patch(name, code) -> code changes a function's
+        machine code before it is placed (the deliberately wrong kernel of the tests)."""
         self.regions = layout.regions()
         self.objects = ObjectSpace(self.regions["objects"], None)
         self.funtable = FunTable(self.objects)
@@ -52,6 +54,7 @@ class Emulator:
         self.cpu.write(layout.FUN_TABLE, self.funtable.table_bytes())
         self._args = self.regions["runtime"].take(4 * MAX_ARGS)
         self._modules = {}
+        self.patch = patch
         self.calls = []
 
     def __enter__(self):
@@ -63,18 +66,18 @@ class Emulator:
     def close(self):
         self.cpu.close()
 
-    def module(self, source, patch=None):
+    def module(self, source):
         """{name: EmulatedFunction} of a MicroPython source file compiled for xtensawin
-        (loaded once per source and patch)."""
-        key = (str(Path(source).resolve()), patch)
+        (loaded once)."""
+        key = str(Path(source).resolve())
         if key not in self._modules:
             loaded = load_module(self.cpu, self.regions, self.objects,
-                                 compile_xtensawin(source), patch)
+                                 compile_xtensawin(source), self.patch)
             self._modules[key] = {n: EmulatedFunction(self, f) for n, f in loaded.items()}
         return self._modules[key]
 
-    def function(self, source, name, patch=None):
-        functions = self.module(source, patch)
+    def function(self, source, name):
+        functions = self.module(source)
         if name not in functions:
             raise KeyError("%s has no native or viper function %s (it has: %s)"
                            % (source, name, ", ".join(sorted(functions))))

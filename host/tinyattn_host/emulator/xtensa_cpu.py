@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from . import layout
 from .native_stubs import COUNTERS
 from .qemu import EmulatorError, GdbRemote
+from .xtensa_encode import CALLX8_A15
 
 PC, LCOUNT, WINDOWBASE, WINDOWSTART, PS = 0, 35, 38, 39, 42
 EPC1, VECBASE, EXCCAUSE, DEBUGCAUSE, ICOUNT, ICOUNTLEVEL, EXCVADDR = 66, 92, 93, 94, 97, 98, 99
 A0 = 105  # a0..a15 of the current window (the gdb register map of QEMU's dc233c)
 PS_RUN = (1 << 18) | (1 << 5)  # WOE: windowed calls; UM: user vector; INTLEVEL 0, EXCM 0
-CALLX8_A15 = bytes.fromhex("e00f00")
 RETURN = layout.TRAMPOLINE + len(CALLX8_A15)
 STUB_COUNT = 64
 DEFAULT_LIMIT = 1 << 30
