@@ -13,6 +13,8 @@ from pathlib import Path
 from .. import chipcost
 from ..unixport import DEVICE_DIR
 from .kernel_runs import representative_runs
+from .machine import Emulator
+from .qemu import EmulatorError, missing_reason
 
 SOURCES = ("kernels.py", "qkernels_attend.py", "qkernels_norm.py")
 HEADING = "## The int8 kernels on the emulated chip (xtensawin code in qemu-system-xtensa)"
@@ -78,3 +80,25 @@ def write_section(doc, text):
     parts = re.split(r"(?m)^(?=## )", old)
     kept = [p for p in parts if not p.startswith(HEADING)]
     doc.write_text("".join(kept).rstrip("\n") + "\n\n" + text)
+
+
+
+def run_section(doc=None):
+    """Start an emulator, make the section (and write it into `doc`); raises EmulatorError
+    (or ChipCostError) with one line when it cannot."""
+    missing = missing_reason()
+    if missing:
+        raise EmulatorError(missing)
+    with Emulator() as emu:
+        text = section(emu)
+    if doc:
+        write_section(doc, text)
+    return text
+
+
+def bench_section(doc):
+    """For `make bench`: the section, also written into `doc`; or one line saying why not."""
+    try:
+        return run_section(doc)
+    except (EmulatorError, chipcost.ChipCostError) as err:
+        return "emulator: not run: %s" % err
