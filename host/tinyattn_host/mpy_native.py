@@ -170,6 +170,11 @@ STORE_NAMED = {0x16, 0x17, 0x18}  # STORE_NAME, STORE_GLOBAL, STORE_ATTR
 
 def native_functions(data):
     """{qualified name: machine code} of every native/viper/asm function in a .mpy file."""
+    return {name: rc.machine_code for name, rc in native_raw_codes(data).items()}
+
+
+def native_raw_codes(data):
+    """{qualified name: RawCode} of every native/viper/asm function in a .mpy file."""
     qstrs, module = read_mpy(data)
     found = {}
 
@@ -187,7 +192,7 @@ def native_functions(data):
                 name = qstrs[_bytecode_start(sub.data[sub.prelude_offset:])[1]]
             name = prefix + (name or "<child %d>" % index)
             if sub.kind:
-                found[name] = sub.machine_code
+                found[name] = sub
             visit(sub, name + ".")
 
     visit(module, "")

@@ -11,18 +11,23 @@ context->constants.qstr_table and .obj_table, then obj_table[n] = &mp_fun_table)
     obj_table[i] = the module's constant i: the fun table's address, or an object handle
 
 The qstr table holds the module's qstr indices (the code only passes them on, and the int8
-kernels pass none).
+kernels pass none). An @micropython.asm_xtensa function's code is placed the same way; it is
+called as a C function of up to 4 word arguments (machine.py), as py/objfun.c calls it.
 """
 
 from dataclasses import dataclass
 
-from ..mpy_native import FUN_TABLE, native_functions, read_mpy
+from ..mpy_native import FUN_TABLE, native_raw_codes, read_mpy
 from . import layout
+
+
+ASM = 3  # RawCode kind of @micropython.asm_xtensa: called as a C function, no fun_obj
 
 
 @dataclass
 class LoadedFunction:
     name: str
+    kind: int  # 1 native, 2 viper, 3 inline assembler (mpy_native.RawCode)
     entry: int  # address of its first byte (the code starts with a jump over its literals)
     code: bytes
     fun_obj: int
@@ -56,14 +61,15 @@ def load_module(cpu, regions, objects, data, patch=None):
     context = runtime.take(16)
     cpu.write(context, _words(0, 0, qstr_table, obj_table))
     loaded = {}
-    for name, code in native_functions(data).items():
+    for name, rc in native_raw_codes(data).items():
+        code = rc.machine_code
         if patch is not None:
             code = patch(name, code)
         entry = regions["code"].take(len(code), 4)
         cpu.write(entry, code)
         fun_obj = runtime.take(16)
         cpu.write(fun_obj, _words(0, context, 0, entry))
-        loaded[name] = LoadedFunction(name, entry, bytes(code), fun_obj)
+        loaded[name] = LoadedFunction(name, rc.kind, entry, bytes(code), fun_obj)
     return loaded
 
 

@@ -14,8 +14,8 @@ from ..mpy_native import compile_xtensawin
 from . import layout
 from .buffers import BufferMirror
 from .funtable import FunTable
-from .loader import load_module
-from .objects import ObjectSpace
+from .loader import ASM, load_module
+from .objects import TYPE_PTR, ObjectSpace, signed
 from .xtensa_cpu import DEFAULT_LIMIT, XtensaCpu
 
 MAX_ARGS = 16
@@ -84,13 +84,22 @@ class Emulator:
         return functions[name]
 
     def call(self, loaded, args):
-        if len(args) > MAX_ARGS:
-            raise TypeError("at most %d arguments" % MAX_ARGS)
-        words = [self.objects.to_obj(a) for a in args]
-        self.cpu.write(self._args, b"".join(w.to_bytes(4, "little") for w in words))
+        """A viper/native function as MicroPython calls it, (fun_obj, n_args, n_kw, args);
+        an asm_xtensa one as a C function of its arguments' words (py/objfun.c: an int, or a
+        buffer's address), returning the int in a2."""
+        if loaded.kind == ASM:
+            if len(args) > 4:
+                raise TypeError("an asm_xtensa function takes at most 4 arguments")
+            regs = [self.objects.native_from_obj(self.objects.to_obj(a), TYPE_PTR)
+                    for a in args]
+        else:
+            if len(args) > MAX_ARGS:
+                raise TypeError("at most %d arguments" % MAX_ARGS)
+            words = [self.objects.to_obj(a) for a in args]
+            self.cpu.write(self._args, b"".join(w.to_bytes(4, "little") for w in words))
+            regs = [loaded.fun_obj, len(args), 0, self._args]
         self.buffers.push()
-        result = self.cpu.call(loaded.entry, [loaded.fun_obj, len(args), 0, self._args],
-                               self.funtable.call, self.limit)
+        result = self.cpu.call(loaded.entry, regs, self.funtable.call, self.limit)
         self.buffers.pull()
         self.calls.append(KernelCall(loaded.name, result.instructions, result.stub_calls))
-        return self.objects.from_obj(result.value)
+        return signed(result.value) if loaded.kind == ASM else self.objects.from_obj(result.value)

@@ -11,7 +11,7 @@ from .buffers import is_buffer
 
 SMALL_INT_MIN, SMALL_INT_MAX = -(1 << 30), (1 << 30) - 1
 # MP_NATIVE_TYPE_* of py/runtime0.h
-TYPE_OBJ, TYPE_BOOL, TYPE_INT, TYPE_UINT = 0, 1, 2, 3
+TYPE_OBJ, TYPE_BOOL, TYPE_INT, TYPE_UINT, TYPE_PTR = 0, 1, 2, 3, 4
 TYPE_NAMES = {0: "object", 1: "bool", 2: "int", 3: "uint", 4: "ptr", 5: "ptr8", 6: "ptr16",
               7: "ptr32"}
 
