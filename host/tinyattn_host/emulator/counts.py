@@ -67,8 +67,8 @@ def section(emu):
         "register (tinyattn_host.emulator.xtensa_cpu). Shapes: Attention(64, 4) on one "
         "sequence of S = 64 (tinyattn_host.emulator.kernel_runs), seeded random int8 data.",
         "", markdown_table(attention + others, static_estimates()), "",
-        "The int8 Attention(64, 4) forward on S = 64 (its first five calls): %d instructions "
-        "of kernel code, %.2f per MAC of its %d." % (
+        "The int8 Attention(64, 4) forward on S = 64 (its five kernel calls, the first five "
+        "rows): %d instructions of kernel code, %.2f per MAC of its %d." % (
             total, total / sum(r.units for r in attention), sum(r.units for r in attention)),
         "", CANNOT_TELL, ""])
 
