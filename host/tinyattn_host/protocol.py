@@ -10,7 +10,6 @@ flagged MORE, each acknowledged by the device before the next is sent. Request a
 payloads are records: a u16 length, a JSON head, then the arrays the head lists.
 """
 
-import importlib.util
 import json
 import struct
 import time
@@ -20,19 +19,10 @@ import numpy as np
 
 from . import errors
 from .errors import BoardError
-from .virtual.unixport import DEVICE_DIR
+from .device_modules import device_module
 
 
-def _load_wire():
-    """device/tinyattn/wire.py, the device's own table of the wire and file constants."""
-    spec = importlib.util.spec_from_file_location("tinyattn_wire",
-                                                  DEVICE_DIR / "tinyattn" / "wire.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-wire = _load_wire()
+wire = device_module("link/wire")  # the device's own table of the wire and file constants
 MAGIC, HEADER, CHUNK, MORE, PROTOCOL, REPLY = (wire.MAGIC, wire.HEADER, wire.CHUNK, wire.MORE,
                                                wire.PROTOCOL, wire.REPLY)
 HELLO, STATUS, EXIT, ACK, ERROR = wire.HELLO, wire.STATUS, wire.EXIT, wire.ACK, wire.ERROR

@@ -46,7 +46,7 @@ def param_shapes(spec):
     """{tinyattn parameter name: shape} of one layer config, in collect_params() order: the
     device's own table (device/tinyattn/params.py)."""
     try:
-        return dict(device_module("params").layer_shapes(spec))
+        return dict(device_module("nn/spec").layer_shapes(spec))
     except (TypeError, ValueError) as err:
         raise StateDictError("layer %r in the description: %s" % (spec, err)) from None
 
