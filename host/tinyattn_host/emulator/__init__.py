@@ -4,14 +4,15 @@ mpy-cross compiles the device's kernel modules for `-march=xtensawin` (what `mak
 ships to an ESP32-S3); each viper function's bytes are placed in an emulated Xtensa LX4 core
 (QEMU's dc233c: windowed registers, as the S3's LX7) as MicroPython's loader places them,
 with the runtime they call (mp_fun_table) emulated around them, and called with the very
-buffers and headers the device's Python glue makes. `python -m tinyattn_host.emulator`
-(`make emulate`) runs them all against the integer reference and counts their instructions.
+buffers and headers the device's Python glue makes. tests/emulator checks them against the
+integer reference and the unix port; `python -m tinyattn_host emulate` (`make emulate`)
+counts their executed instructions (docs/chip.md).
 
-    qemu.py        QEMU and its gdbstub          xtensa_cpu.py  one counted call on the core
-    layout.py      the RAM map                   loader.py      a .mpy placed in memory
-    buffers.py     CPython buffers mirrored      objects.py     object words and handles
-    funtable.py    mp_fun_table's entries        machine.py     Emulator: load, call, count
-    device_glue.py the device's int8 glue in CPython, its viper functions in the emulator
-    kernel_runs.py every kernel on its test configurations, checked
-    counts.py      executed instructions per MAC beside chipcost's static estimate
+    qemu.py          QEMU and its gdbstub        xtensa_cpu.py    one counted call on the core
+    layout.py        the RAM map                 loader.py        a .mpy placed in memory
+    buffers.py       CPython buffers mirrored    objects.py       object words and handles
+    funtable.py      mp_fun_table's entries      native_stubs.py  the division stubs, as code
+    xtensa_encode.py instruction words by hand   machine.py       Emulator: load, call, count
+    device_glue.py   the device's glue in CPython, its viper functions in the emulator
+    kernel_runs.py   each kernel on Attention(64, 4) shapes    counts.py  the table, the command
 """

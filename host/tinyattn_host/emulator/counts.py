@@ -8,15 +8,16 @@ items). Estimated (chipcost, from the disassembly; not measured): the instructio
 """
 
 import re
+import sys
 from pathlib import Path
 
-from .. import chipcost
-from ..unixport import DEVICE_DIR
+from ..chipcost import chipcost
+from ..virtual.unixport import DEVICE_DIR
 from .kernel_runs import representative_runs
 from .machine import Emulator
 from .qemu import EmulatorError, missing_reason
 
-SOURCES = ("kernels.py", "qkernels_attend.py", "qkernels_norm.py")
+SOURCES = ("kernels.py", "kernels_attend.py", "kernels_norm.py")  # in device/tinyattn/int8
 HEADING = "## The int8 kernels on the emulated chip (xtensawin code in qemu-system-xtensa)"
 CANNOT_TELL = (
     "What the emulator does not tell: cycles (QEMU executes instructions, it models no "
@@ -35,7 +36,7 @@ def static_estimates():
     """{function: (instructions per MAC, cycles per MAC)} of each function's 8-way loop."""
     best = {}
     for name in SOURCES:
-        for lp in chipcost.kernel_loops(DEVICE_DIR / "tinyattn" / name):
+        for lp in chipcost.kernel_loops(DEVICE_DIR / "tinyattn" / "int8" / name):
             if lp.macs and (lp.function not in best or lp.macs > best[lp.function][0]):
                 best[lp.function] = (lp.macs, lp.instructions_per_mac, lp.cycles_per_mac)
     return {f: v[1:] for f, v in best.items()}
@@ -60,8 +61,8 @@ def section(emu):
     total = sum(r.instructions for r in attention)
     return "\n".join([
         HEADING, "",
-        "Written by `make emulate` and `make bench` (`python -m tinyattn_host.emulator "
-        "--doc`). The machine code is what mpy-cross emits for `-march=xtensawin` (what "
+        "Written by `make emulate` and `make bench` (`python -m tinyattn_host "
+        "emulate --doc`). The machine code is what mpy-cross emits for `-march=xtensawin` (what "
         "`make deploy` ships to an ESP32-S3), run in Debian's qemu-system-xtensa on its "
         "dc233c core; executed instructions are counted exactly by the core's ICOUNT "
         "register (tinyattn_host.emulator.xtensa_cpu). Shapes: Attention(64, 4) on one "
@@ -102,3 +103,11 @@ def bench_section(doc):
         return run_section(doc)
     except (EmulatorError, chipcost.ChipCostError) as err:
         return "emulator: not run: %s" % err
+
+
+def emulate_command(args):
+    """python -m tinyattn_host emulate [--doc PAGE] (make emulate): print the section (and
+    write it into PAGE); a missing QEMU or objdump is one line (cli.run)."""
+    print(run_section(args.doc))
+    if args.doc:
+        print("wrote %s" % args.doc, file=sys.stderr)

@@ -16,7 +16,7 @@ import sys
 import types
 from contextlib import contextmanager
 
-from ..unixport import DEVICE_DIR, STANDIN_DIR
+from ..virtual.unixport import DEVICE_DIR, STANDIN_DIR
 
 VIPER_TYPES = ("ptr", "ptr8", "ptr16", "ptr32", "uint")
 SHADOWED = ("tinyattn", "micropython", "ulab")
@@ -41,6 +41,14 @@ def _shim(emulator):
     return mp
 
 
+class _ListablePath(list):
+    """A package __path__ that is still a list for CPython's import system and is also a path
+    for os.listdir, as MicroPython's str __path__ is."""
+
+    def __fspath__(self):
+        return self[0]
+
+
 def _ours(name):
     return any(name == s or name.startswith(s + ".") for s in SHADOWED)
 
@@ -59,8 +67,7 @@ def device_package(emulator):
     try:
         package = importlib.import_module("tinyattn")
         # its lazy submodule lookup lists __path__, a str on MicroPython, a list here
-        package._submodules = {p.stem for p in (DEVICE_DIR / "tinyattn").glob("*.py")
-                               if not p.name.startswith("_")}
+        package.__path__ = _ListablePath(package.__path__)
         yield package
     finally:
         for k in [k for k in sys.modules if _ours(k)]:

@@ -47,8 +47,8 @@ def _measure(emu, call):
 
 
 def attention_runs(emu, ta, rng):
-    from tinyattn.qattention import QAttention
-    from tinyattn.qnumbers import fixed_point, multiplier
+    from tinyattn.int8.attention import QAttention
+    from tinyattn.int8.numbers import fixed_point, multiplier
 
     weights = {n: _offset_binary(rng, E * E) for n in "qkvo"}
     biases = {n: array.array("i", [rng.randrange(-4096, 4096) for _ in range(E)])
@@ -86,11 +86,11 @@ def loop_alone_run(emu, ta, rng):
 
 
 def elementwise_runs(emu, ta, rng):
-    K, N = ta.kernels, ta.qkernels_norm
-    mult = ta.qnumbers.multiplier(0.05, 0.05 * 8)
+    K, N = ta.kernels, ta.kernels_norm
+    mult = ta.numbers.multiplier(0.05, 0.05 * 8)
     src, dst = _int8(rng, S * E), _int8(rng, S * E)
     runs = []
-    h = K.pool_header(S, E, ta.qnumbers.multiplier(0.05 / S, 0.05))
+    h = K.pool_header(S, E, ta.numbers.multiplier(0.05 / S, 0.05))
     pooled = _int8(rng, E)
     K.bind_pool(h, 1, src, pooled)
     runs.append(("_pool", "pool of %d tokens" % S, lambda: K.pool(h)))
@@ -118,8 +118,8 @@ def representative_runs(emu, seed=22):
     shapes of the module docstring."""
     rng = random.Random(seed)
     with device_package(emu) as ta:
-        from tinyattn import kernels, qkernels_norm, qnumbers
+        from tinyattn.int8 import kernels, kernels_norm, numbers
 
-        ta.kernels, ta.qkernels_norm, ta.qnumbers = kernels, qkernels_norm, qnumbers
+        ta.kernels, ta.kernels_norm, ta.numbers = kernels, kernels_norm, numbers
         return (attention_runs(emu, ta, rng),
                 [loop_alone_run(emu, ta, rng)] + elementwise_runs(emu, ta, rng))

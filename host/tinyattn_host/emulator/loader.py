@@ -17,7 +17,7 @@ called as a C function of up to 4 word arguments (machine.py), as py/objfun.c ca
 
 from dataclasses import dataclass
 
-from ..mpy_native import FUN_TABLE, native_raw_codes, read_mpy
+from ..chipcost.mpy_native import FUN_TABLE, native_raw_codes, read_mpy
 from . import layout
 
 

@@ -2,7 +2,7 @@
 viper functions with Python values, get Python values back, count every call.
 
     with Emulator() as emu:
-        linear = emu.function("device/tinyattn/kernels.py", "linear")
+        linear = emu.function("device/tinyattn/int8/kernels.py", "linear")
         linear(header, weights)          # buffers are mirrored (buffers.py), updated in place
         emu.calls[-1]                    # KernelCall(name, instructions, stub_calls)
 """
@@ -10,7 +10,7 @@ viper functions with Python values, get Python values back, count every call.
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..mpy_native import compile_xtensawin
+from ..chipcost.mpy_native import compile_xtensawin
 from . import layout
 from .buffers import BufferMirror
 from .funtable import FunTable

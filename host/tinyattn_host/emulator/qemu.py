@@ -15,6 +15,8 @@ import subprocess
 import tempfile
 import time
 
+from ..errors import HostError
+
 QEMU = os.environ.get("QEMU_XTENSA", "qemu-system-xtensa")
 INSTALL_HINT = "apt-get install qemu-system-misc (it provides qemu-system-xtensa)"
 ARGS = ["-M", "sim", "-cpu", "dc233c", "-nodefaults", "-display", "none", "-monitor", "none",
@@ -23,8 +25,9 @@ REPLY_SECONDS = 120.0
 """Longest wait for one reply: a kernel's instruction limit (xtensa_cpu) stops it far sooner."""
 
 
-class EmulatorError(Exception):
-    """The emulator cannot do what was asked; the message says why."""
+class EmulatorError(HostError):
+    """The emulator cannot do what was asked (not installed, a fault...); the message says
+    why, in one line."""
 
 
 def qemu_path():
