@@ -5,7 +5,7 @@ not installed, or is None."""
 import shutil
 
 from tinyattn_host.emulator.qemu import missing_reason
-from tinyattn_host.xtensa_loops import INSTALL_HINT, OBJDUMP
+from tinyattn_host.chipcost.xtensa_loops import INSTALL_HINT, OBJDUMP
 
 MISSING = missing_reason() or (None if shutil.which(OBJDUMP) else
                                "no %s: %s" % (OBJDUMP, INSTALL_HINT))

@@ -3,7 +3,7 @@
 layers, pool, Dense; ReLU with the norm after, GELU with norm_first), logits bit for bit with
 the unix port's and with the integer reference.
 
-Design: the device's own glue runs in CPython (tinyattn_host.emulator.device_glue): quant.load
+Design: the device's own glue runs in CPython (tinyattn_host.emulator.device_glue): int8.load
 reads the model file the host made (tests/int8_models.py), QSequential.forward_int plans and
 runs the layers, and each viper kernel it calls is the xtensawin machine code in the emulator,
 on the buffers the glue made. The unix port runs the same file and input with its own native
@@ -15,11 +15,11 @@ import json
 import pytest
 
 from tinyattn_host.emulator.device_glue import device_package
-from tinyattn_host.unixport import run_file
+from tinyattn_host.virtual.unixport import run_file
 
 UNIX_FORWARD = """
 import array, sys
-from tinyattn.quant import load
+from tinyattn.int8 import load
 rows, cols = int(sys.argv[3]), int(sys.argv[4])
 with open(sys.argv[2], "rb") as f:
     xq = array.array("b", f.read())
@@ -62,7 +62,7 @@ def emulated_logits(emulator, path, xq, rows, cols):
     """The device glue's forward_int with its kernels on the emulated chip; the kernels
     called by the second forward (the first also plans)."""
     with device_package(emulator):
-        from tinyattn.quant import load
+        from tinyattn.int8 import load
 
         qm = load(str(path))
         x = array.array("b", xq)

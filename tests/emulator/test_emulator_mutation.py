@@ -6,7 +6,7 @@ import pytest
 
 from emulated_cases import run_case, write_case
 from tinyattn_host.emulator.machine import Emulator
-from tinyattn_host.xtensa_loops import disassemble, innermost_loops
+from tinyattn_host.chipcost.xtensa_loops import disassemble, innermost_loops
 
 
 def flip_w3_load(name, code):
