@@ -1,7 +1,8 @@
 """Whole int8 forwards with every kernel call on the emulated chip: the trained Iris model
-(all 150 rows) and the digits-shaped encoder models (Tokens, Dense, positional, two encoder
-layers, pool, Dense; ReLU with the norm after, GELU with norm_first), logits bit for bit with
-the unix port's and with the integer reference.
+(all 150 rows), the trained digits model (tinyattn_host.digits, quantized as in
+tests/device/test_digits_int8.py; its first DIGITS_ROWS test rows) and two digits-shaped
+encoder models (ReLU with the norm after, GELU with norm_first), logits bit for bit with the
+unix port's and with the integer reference.
 
 Design: the device's own glue runs in CPython (tinyattn_host.emulator.device_glue): int8.load
 reads the model file the host made (tests/int8_models.py), QSequential.forward_int plans and
@@ -43,7 +44,26 @@ def digits(act, norm_first):
     return fixture["xq"], rows, cols, model, fixture["trace"][-1]
 
 
-MODELS = {"iris": iris, "digits_relu_after": lambda: digits("relu", False),
+DIGITS_ROWS = 64  # of the 359 test rows: each row's buffers travel over gdb every kernel call
+
+
+def trained_digits():
+    import int8_models as im
+    import test_digits_int8
+    from tinyattn_host import digits as host_digits
+    from tinyattn_host.reference import integer_encoder as qref
+
+    params, _ = test_digits_int8.host_model()
+    X_train, _, X_test, _ = host_digits.split(*host_digits.load_digits())
+    specs, arrays = test_digits_int8.int8_model(params, X_train)
+    xq = im.quantize_tensor(X_test[:DIGITS_ROWS], im.in_scale(specs))
+    want = qref.sequential(xq.astype("int64"), im.reference_layers(specs, arrays))[-1]
+    return (xq.ravel().tolist(), DIGITS_ROWS, X_test.shape[1], im.model_bytes(specs, arrays),
+            want.ravel().tolist())
+
+
+MODELS = {"iris": iris, "digits_trained": trained_digits,
+          "digits_relu_after": lambda: digits("relu", False),
           "digits_gelu_first": lambda: digits("gelu", True)}
 
 
@@ -80,7 +100,7 @@ def test_int8_forward_on_the_emulated_chip_matches_the_unix_port(emulator, tmp_p
     unix = unix_port_logits(tmp_path, model, xq, rows, cols)
     assert len(got) == len(unix) == len(want)
     assert got == unix, "%s: the emulated chip's logits differ from the unix port's" % name
-    assert got == list(want), "%s: the logits differ from the integer reference" % name
+    assert got == [int(v) for v in want], "%s: the logits differ from the integer reference" % name
     assert again == got
     kernels = {c.name for c in calls}
     assert "linear" in kernels and all(c.instructions > 0 for c in calls)
