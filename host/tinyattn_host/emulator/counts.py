@@ -19,17 +19,17 @@ from .qemu import EmulatorError, missing_reason
 
 SOURCES = ("kernels.py", "kernels_attend.py", "kernels_norm.py")  # in device/tinyattn/int8
 HEADING = "## The int8 kernels on the emulated chip (xtensawin code in qemu-system-xtensa)"
-CANNOT_TELL = (
+CANNOT_TELL = (  # docs/chip.md says the same at more length
     "What the emulator does not tell: cycles (QEMU executes instructions, it models no "
     "pipeline, no load-use stall, no branch penalty: the cycle figures are chipcost's "
-    "estimate), the ESP32-S3's own core (an LX7; the emulated dc233c is an LX4 that has every "
-    "instruction this code uses: base ISA, density, windowed registers, MUL32; and LOOP, "
-    "MAC16 and DIV32 as the S3 has, but not its PIE vector instructions), memory wait states (PSRAM latency and the flash cache: every load here "
-    "takes the same time), interrupts, and the C runtime the kernels call (mp_fun_table's "
-    "argument conversion, emulated in Python and not counted; the int division stubs' "
-    "instructions are subtracted). Unaligned 32-bit loads and stores fault on the dc233c (a "
-    "fault stops the run and names itself); the S3 does them in hardware, slower: none "
-    "happens in these kernels.")
+    "estimate), the ESP32-S3's own core (an LX7; the emulated dc233c is an LX4 that has every"
+    " instruction this code uses: base ISA, density, windowed registers, MUL32; and LOOP, "
+    "MAC16 and DIV32 as the S3 has, but not its PIE vector instructions), memory wait states "
+    "(PSRAM latency and the flash cache: every load here takes the same time), interrupts, "
+    "and the C runtime the kernels call (mp_fun_table's argument conversion, emulated in "
+    "Python and not counted; the int division stubs' instructions are subtracted). Unaligned "
+    "16- and 32-bit loads and stores fault on the dc233c (a fault stops the run and names "
+    "itself); the S3 does them in hardware, slower: none happens in these kernels.")
 
 
 def static_estimates():
