@@ -30,3 +30,21 @@ def test_the_section_replaces_its_old_self_and_keeps_the_rest(tmp_path):
     assert "old table" not in text and text.count(counts.HEADING) == 1
     assert text.startswith("# Performance\n\nintro\n\n## micropython x\n\nrows\n")
     assert text.endswith(counts.HEADING + "\n\nnew table\n")
+
+
+def test_make_bench_gets_one_line_when_qemu_is_missing(tmp_path, monkeypatch):
+    from tinyattn_host.emulator import qemu
+
+    monkeypatch.setattr(qemu, "QEMU", "/nonexistent/qemu")
+    doc = tmp_path / "performance.md"
+    line = counts.bench_section(doc)
+    assert line == "emulator: not run: no /nonexistent/qemu: " + qemu.INSTALL_HINT
+    assert not doc.exists()  # nothing written
+
+
+def test_the_section_has_every_kernel_and_says_what_it_cannot_tell(emulator):
+    text = counts.section(emulator)
+    assert text.startswith(counts.HEADING + "\n")
+    for kernel in ("linear", "_attend", "_pool", "table_lookup", "norm", "add"):
+        assert "\n| %s | " % kernel in text
+    assert "estimated (chipcost)" in text and counts.CANNOT_TELL in text
