@@ -16,6 +16,7 @@ import tempfile
 import time
 
 from ..errors import HostError
+from ..virtual.unixport_process import die_with_parent
 
 QEMU = os.environ.get("QEMU_XTENSA", "qemu-system-xtensa")
 INSTALL_HINT = "apt-get install qemu-system-misc (it provides qemu-system-xtensa)"
@@ -58,7 +59,8 @@ class GdbRemote:
         self.proc = subprocess.Popen(
             [path] + ARGS + ["-chardev", "socket,id=gdb,path=%s,server=on,wait=off" % where,
                              "-gdb", "chardev:gdb"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            preexec_fn=die_with_parent)  # QEMU resumes the machine when gdb goes away
         self.sock = socket.socket(socket.AF_UNIX)
         self._buf = b""
         try:
