@@ -7,7 +7,10 @@ import pytest
 from tinyattn_host.emulator import funtable, layout
 from tinyattn_host.emulator.xtensa_cpu import EmulatorFault
 from tinyattn_host.emulator.xtensa_encode import (ENTRY_A1_32, RETW, addi, bnez, j, l32i, loop,
-                                                  movi)
+                                                  movi, s32i)
+from tinyattn_host.virtual.unixport import DEVICE_DIR
+
+KERNELS = DEVICE_DIR / "tinyattn" / "int8" / "kernels.py"
 
 def no_stub(index, args):
     raise AssertionError("no stub is called here")
@@ -62,3 +65,25 @@ def test_division_stubs_are_pythons(emulator, name, python):
             assert got.value == python(a, b) & 0xFFFFFFFF, (name, a, b)  # C wraps: -2^31 // -1
             assert got.instructions == 0 and got.stub_calls == 1  # its own are subtracted
 
+
+
+def test_a_call_that_faults_leaves_no_stale_buffer_behind(emulator):
+    """A kernel that stops half-way may have written its buffers; the next call sees the
+    Python side's bytes again."""
+    from tinyattn_host.emulator.machine import EmulatedFunction
+    from tinyattn_host.emulator.loader import LoadedFunction
+
+    store_then_fault = (ENTRY_A1_32 + movi(3, 99) + s32i(3, 2, 0) + addi(5, 2, 1) + l32i(4, 5, 0)
+                        + RETW)
+    at = emulator.regions["code"].take(len(store_then_fault), 4)
+    emulator.cpu.write(at, store_then_fault)
+    asm = EmulatedFunction(emulator, LoadedFunction("store_then_fault", 3, at,
+                                                    store_then_fault, 0))
+    buf = bytearray(8)
+    with pytest.raises(EmulatorFault, match="unaligned"):
+        asm(buf)
+    assert buf == bytearray(8)  # the Python side was not updated from a half-done call
+    lookup = emulator.function(KERNELS, "table_lookup")
+    table = bytearray(range(256))
+    lookup(buf, buf, 4, table)  # reads buf: it must be the Python side's zeros again
+    assert buf == bytearray(8)

@@ -67,6 +67,11 @@ class BufferMirror:
                 self._cpu.write(m.address, data)
                 m.synced = data
 
+    def resync(self):
+        """Forget what the emulator holds: the next push writes every buffer again."""
+        for m in self._by_id.values():
+            m.synced = None
+
     def pull(self):
         """Read every writable buffer back, in spans of neighbours (one read each: a gdb
         round trip costs more than the bytes between buffers)."""

@@ -99,7 +99,11 @@ class Emulator:
             self.cpu.write(self._args, b"".join(w.to_bytes(4, "little") for w in words))
             regs = [loaded.fun_obj, len(args), 0, self._args]
         self.buffers.push()
-        result = self.cpu.call(loaded.entry, regs, self.funtable.call, self.limit)
+        try:
+            result = self.cpu.call(loaded.entry, regs, self.funtable.call, self.limit)
+        except BaseException:
+            self.buffers.resync()  # a call stopped half-way may have written anything
+            raise
         self.buffers.pull()
         self.calls.append(KernelCall(loaded.name, result.instructions, result.stub_calls))
         return signed(result.value) if loaded.kind == ASM else self.objects.from_obj(result.value)
