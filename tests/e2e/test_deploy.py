@@ -154,9 +154,9 @@ def test_mpy_files_for_the_esp32s3_are_xtensawin():
     for name, data in compiled.items():
         assert data[:2] == b"M\x06", name
         source = (DEVICE_DIR / "tinyattn" / name.replace(".mpy", ".py")).read_text()
-        if "@micropython.viper" in source or "@micropython.native" in source:
+        if any("@micropython." + k in source for k in ("viper", "native", "asm_xtensa")):
             native.append(name)
             assert (data[2] >> 2, data[2] & 3) == (10, 3), name
         else:
             assert data[2] == 0, name  # bytecode only: no arch, loads anywhere
-    assert "int8/kernels.mpy" in native
+    assert "int8/kernels.mpy" in native and "int8/asm_mac16.mpy" in native
