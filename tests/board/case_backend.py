@@ -22,12 +22,7 @@ def folder():
     return prefix
 
 
-def exists(path):
-    try:
-        os.stat(path)
-        return True
-    except OSError:
-        return False
+exists = backend._exists
 
 
 class Same:
