@@ -110,8 +110,8 @@ def forward(session, head, arrays):
     """Logits of a batch; the first attention layer's weights when asked."""
     only(head, ("attention",))
     maps = field(head, "attention", "bool", False)
-    model = need_model(session)
     expect(arrays, ("x",))
+    model = need_model(session)
     x = matrix(arrays, "x")
     attention = _attention_layer(model) if maps else None
     start = time.ticks_us()
@@ -138,8 +138,8 @@ def train_step(session, head, arrays):
         raise LinkError(BAD_VALUE, "head field 'optimizer' must be 'sgd' or 'adam', got %r"
                         % (kind,))
     lr = field(head, "lr", "number", 0.01)  # the optimizer checks its range
-    model = need_model(session)
     expect(arrays, ("x", "labels"))
+    model = need_model(session)
     x = matrix(arrays, "x")
     labels, _, shape = integers(arrays, "labels", "i")
     if len(shape) != 1:
@@ -194,8 +194,8 @@ def quantize(session, head, arrays):
     from .quant import quantize
 
     only(head, ())
-    model = need_model(session)
     expect(arrays, ("x",))
+    model = need_model(session)
     session.qmodel = quantize(model, matrix(arrays, "x"))
     return _qmodel_record(session.qmodel)
 
@@ -216,9 +216,9 @@ def load_qmodel(session, head, arrays):
 def forward_int8(session, head, arrays):
     """The int8 model's integer output (int8, or int32 accumulators) for int8 input x."""
     only(head, ())
-    qmodel = need_qmodel(session)
     expect(arrays, ("x",))
     x, _, shape = integers(arrays, "x", "b")
+    qmodel = need_qmodel(session)
     rows, cols = _shape(arrays, "x", None, 2)
     start = time.ticks_us()
     y, rows, cols = qmodel.forward_int(x, rows, cols)

@@ -9,6 +9,7 @@ import array
 import json
 import struct
 
+from . import json_syntax
 from .framing import LinkError
 from .wire import BAD_PAYLOAD, BAD_VALUE, ITEMSIZE, MAX_HEAD, NOT_FINITE
 
@@ -27,8 +28,10 @@ def decode(payload):
     if size > MAX_HEAD or 2 + size > len(payload):
         raise LinkError(BAD_PAYLOAD, "record head of %d bytes: at most %d, and within the "
                         "record's %d" % (size, MAX_HEAD, len(payload)))
+    text = bytes(payload[2:2 + size])
     try:
-        head = json.loads(bytes(payload[2:2 + size]))
+        json_syntax.check(text)  # MicroPython's json.loads reads '{"a":}' as {}
+        head = json.loads(text)
     except MemoryError:
         raise
     except Exception as err:  # ValueError, UnicodeError: whatever the parser says
