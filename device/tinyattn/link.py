@@ -16,7 +16,7 @@ import micropython
 
 from .framing import LinkError, Port, receive
 from .handlers import HANDLERS
-from .records import decode, encode
+from .records import decode, pieces
 from .wire import (ACK, BAD_VALUE, BYTE_TIMEOUT_MS, CHUNK, EXIT, INTERNAL, MAX_MESSAGE, MORE,
                    NO_MEMORY, REPLY, TOO_BIG, UNKNOWN_TYPE)
 
@@ -98,7 +98,7 @@ class Session:
                 raise LinkError(UNKNOWN_TYPE, "unknown message type 0x%02x" % kind)
             head, arrays = decode(payload)
             payload = None
-            reply = encode(*handler(self, head, arrays))
+            size, parts = pieces(*handler(self, head, arrays))
         except LinkError as err:
             self.fail(port, seq, err.code, str(err))
             return
@@ -114,4 +114,4 @@ class Session:
         except Exception as err:  # a bug: the server keeps running whatever a handler raises
             self.fail(port, seq, INTERNAL, "%s: %s" % (type(err).__name__, err))
             return
-        port.send(kind | REPLY, seq, reply)
+        port.send_parts(kind | REPLY, seq, size, parts)

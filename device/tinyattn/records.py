@@ -43,6 +43,7 @@ def decode(payload):
     if not isinstance(listed, list):
         raise LinkError(BAD_PAYLOAD, "head field 'arrays' must be a list")
     offset, arrays = 2 + size, {}
+    view = memoryview(payload)  # a bytearray's slices would be copies: a model's size again
     for entry in listed:
         name, code, shape = _array_entry(entry)
         if name in arrays:
@@ -53,7 +54,7 @@ def decode(payload):
         if nbytes > len(payload) - offset:
             raise LinkError(BAD_PAYLOAD, "array %s %r needs %d bytes, the record has %d left"
                             % (name, shape, nbytes, len(payload) - offset))
-        arrays[name] = (code, shape, payload[offset:offset + nbytes])
+        arrays[name] = (code, shape, view[offset:offset + nbytes])
         offset += nbytes
     if offset != len(payload):
         raise LinkError(BAD_PAYLOAD, "record has %d bytes, its head describes %d"
@@ -76,35 +77,52 @@ def _array_entry(entry):
 
 
 def encode(head, arrays=()):
-    """A record from a JSON-able head and arrays: (name, ulab float array) pairs, or
-    (name, buffer, typecode, shape) for integers (MicroPython's array has no .typecode)."""
-    listed, blobs = [], []
+    """A record from a JSON-able head and arrays (see pieces), as one bytearray."""
+    size, parts = pieces(head, arrays)
+    out = bytearray(size)
+    view, at = memoryview(out), 0
+    for part in parts:
+        view[at:at + len(part)] = part
+        at += len(part)
+    return out
+
+
+def pieces(head, arrays=()):
+    """(size, parts) of a record: its length in bytes, and its bytes as an iterator of small
+    pieces (a row of an array at most), so that a reply as large as the model (GET_WEIGHTS)
+    is sent without a buffer of its size (framing.Port.send_parts).
+
+    arrays: (name, ulab float array) pairs, or (name, buffer, typecode, shape) for integers
+    (MicroPython's array has no .typecode).
+    """
+    listed = []
     for entry in arrays:
-        if len(entry) == 4:
-            name, blob, code, shape = entry
-        else:
-            name, value = entry
-            code, shape, blob = "f", value.shape, _float_bytes(value)
-        listed.append([name, code, list(shape)])
-        blobs.append(blob)
+        shape = entry[3] if len(entry) == 4 else entry[1].shape
+        listed.append([entry[0], entry[2] if len(entry) == 4 else "f", list(shape)])
     head = dict(head)
     if listed:
         head["arrays"] = listed
     text = json.dumps(head).encode()
-    out = bytearray(struct.pack("<H", len(text)))
-    out += text
-    for blob in blobs:
-        out += blob
-    return out
+    size = 2 + len(text)
+    for _, code, shape in listed:
+        n = ITEMSIZE[code]
+        for dim in shape:
+            n *= dim
+        size += n
+    return size, _parts(text, arrays)
 
 
-def _float_bytes(value):
-    if len(value.shape) == 1:
-        return array.array("f", value.tolist())
-    out = bytearray()
-    for row in value:  # a row at a time, as float32 whatever the build's float
-        out += array.array("f", row.tolist())
-    return out
+def _parts(text, arrays):
+    yield struct.pack("<H", len(text))
+    yield text
+    for entry in arrays:
+        if len(entry) == 4:
+            yield bytes(entry[1])
+            continue
+        value = entry[1]
+        for row in [value] if len(value.shape) == 1 else value:
+            for i in range(0, len(row), 256):  # float32 whatever the build's float
+                yield bytes(array.array("f", row[i:i + 256].tolist()))
 
 
 # ---- arrays of a request -----------------------------------------------------------------

@@ -1,6 +1,7 @@
 """python -m tinyattn_host: the check of `make run`, `make demo`, and PyTorch state_dicts.
 
     python -m tinyattn_host run [--port P] [--batch-size N] [--report DIR] [--digits-rows N]
+                                [--heap 300k]
     python -m tinyattn_host demo [--port P] [--epochs N] [--report DIR]
     python -m tinyattn_host import-torch | export-torch | check-model ...
 """
@@ -10,7 +11,7 @@ import sys
 
 from . import cli
 from .board import Board
-from .ports import PORT_HELP, choose
+from .ports import PORT_HELP, BoardError, choose
 from .statedict_cli import STATEDICT_COMMANDS, add_statedict_commands
 
 
@@ -24,6 +25,9 @@ def main(argv=None):
     run.add_argument("--deploy", choices=("auto", "always", "never"), default="auto",
                      help="copy device/tinyattn to the board: when its version differs (auto)")
     run.add_argument("--seed", type=int, default=42)
+    run.add_argument("--heap", metavar="SIZE",
+                     help="the virtual board's heap, e.g. 300k: a board without PSRAM "
+                          "(default: $VIRTUAL_HEAP, else the interpreter's)")
     run.add_argument("--digits-rows", type=int, metavar="N",
                      help="digits test rows to send (default all; 64 on the ulab stand-in); "
                           "0: no digits check")
@@ -48,7 +52,10 @@ def main(argv=None):
 def check(args):
     from .harness import Check, write_report
 
-    with Board(port=choose(args.port), flash_dir=args.flash, deploy=args.deploy) as board:
+    port = choose(args.port)
+    if args.heap and port is not None:
+        raise BoardError("--heap sizes the virtual board's heap; %s is a board" % port)
+    with Board(port=port, flash_dir=args.flash, deploy=args.deploy, heap=args.heap) as board:
         info = board.info
         print("device: MicroPython %s, ulab %s, tinyattn %s, %d bytes free"
               % (info["micropython"], info["ulab"], info["tinyattn"], info["free"]))

@@ -31,7 +31,7 @@ def check_digits(check, rows=None):
     rows: how many test rows to send; by default all 359, or the first STANDIN_ROWS when the
     device runs the ulab stand-in (a forward there takes seconds a batch).
     """
-    out, seed, batch_size = check.out, check.seed, check.batch_size
+    out, seed = check.out, check.seed
     if rows is None and check.summary.device.get("ulab") == "stand-in":
         rows = STANDIN_ROWS
         out("digits: the device runs the ulab stand-in: %d test rows (--digits-rows N for more)"
@@ -45,7 +45,9 @@ def check_digits(check, rows=None):
     def load():
         check.board.link.request(protocol.LOAD_MODEL, {"config": DIGITS_CONFIG}, params)
 
+    check.make_room("digits", DIGITS_CONFIG)
     load()
+    batch_size = check.fit("digits", DIGITS_CONFIG, check.batch_size, "forward")
     want, _ = sequential_forward(DIGITS_CONFIG, params, X_test)
     keep = check.samples.setdefault("digits", {
         "device": [], "reference": [], "attention": None,
@@ -84,8 +86,9 @@ def _train_steps(check, params, X_train, y_train):
     reference = dict(params)
     optimizer = SGD(lr=TRAIN_LR)
     steps = []
+    batch_size = check.fit("digits", DIGITS_CONFIG, check.batch_size, "train")
     for step in range(TRAIN_STEPS):
-        rows = slice(step * check.batch_size, (step + 1) * check.batch_size)
+        rows = slice(step * batch_size, (step + 1) * batch_size)
         x, labels = X_train[rows], y_train[rows]
         head, _ = check.board.link.request(
             protocol.TRAIN_STEP, {"optimizer": "sgd", "lr": TRAIN_LR},

@@ -42,7 +42,8 @@ class VirtualBoard(PtyPump):
     `start()` returns the path to connect to (also `.port`); `stop()` ends the interpreter
     and the thread. `flash_dir=None` uses a temporary folder, removed by `stop()`.
     `interpreter` defaults to `unixport.interpreter()` (which honours MICROPYTHON); `heap`
-    (for example "64m") defaults to 64m with the stand-in, the interpreter's own otherwise.
+    (for example "300k", a board without PSRAM) defaults to $VIRTUAL_HEAP, else 64m with the
+    stand-in and the interpreter's own with a real ulab.
     `.ulab` is "real" or "stand-in", `.boots` counts interpreter starts, `.banner` says both.
     """
 
@@ -51,7 +52,8 @@ class VirtualBoard(PtyPump):
         self._own_flash = flash_dir is None
         self.flash_dir = None if flash_dir is None else Path(flash_dir).resolve()
         self.ulab = "real" if unixport.has_ulab(self.interpreter) else "stand-in"
-        self.heap = heap or ("64m" if self.ulab == "stand-in" else None)
+        self.heap = heap or os.environ.get("VIRTUAL_HEAP") or (
+            "64m" if self.ulab == "stand-in" else None)
         self.port = None
         self.boots = 0
         self._proc = None
@@ -172,7 +174,8 @@ class VirtualBoard(PtyPump):
 def main(argv=None, board_class=None, prog="python -m tinyattn_host.virtual_board"):
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     parser.add_argument("--flash", help="folder that plays the flash (default: a temporary one)")
-    parser.add_argument("--heap", help="MicroPython heap size, for example 2m")
+    parser.add_argument("--heap", help="MicroPython heap size, for example 300k (a board "
+                                       "without PSRAM) or 8m (default: $VIRTUAL_HEAP)")
     args = parser.parse_args(argv)
     board = (board_class or VirtualBoard)(flash_dir=args.flash, heap=args.heap)
     stop = threading.Event()
