@@ -3,10 +3,10 @@
 A request of B rows takes about B * row_bytes(config, work) of heap on top of the model
 loaded: FACTOR[work] times the float32 values its forward keeps per input row (the NumPy
 reference's caches and output, counted on a one-row batch), FACTOR covering the device's
-temporaries and the request and reply records. The factors are upper bounds of what the
-i686 unix port with ulab takes (the smallest -X heapsize that answers, per row: Iris 1.3x
-for FORWARD, 1.8x for two QUANTIZEs, 1.1x for TRAIN_STEP; digits 1.3x and 1.5x);
-tests/e2e/test_small_heap.py runs `make run` in a 300 KB heap with them.
+temporaries and the request and reply records. The factors are upper bounds for ulab on the
+unix ports (i686 and 64-bit): tests/device/test_heap_fit_device.py runs the rows they give in
+the heap they were sized for (and fails with factors a third as large), and
+tests/e2e/test_small_heap.py runs the whole `make run` in 300 KB.
 """
 
 from functools import lru_cache
