@@ -1,7 +1,7 @@
 """How many rows of a request fit in a board's heap: the batch sizing of `make run`.
 
-A request of B rows takes about B * row_bytes(config, work) of heap on top of the model
-loaded: FACTOR[work] times the float32 values its forward keeps per input row (the NumPy
+A request of B rows takes about FIXED[work] + B * row_bytes(config, work) of heap on top of
+the model loaded: FACTOR[work] times the float32 values its forward keeps per input row (the NumPy
 reference's caches and output, counted on a one-row batch), FACTOR covering the device's
 temporaries and the request and reply records. The factors are upper bounds for ulab on the
 unix ports (i686 and 64-bit): tests/device/test_heap_fit_device.py runs the rows they give in
@@ -9,6 +9,7 @@ the heap they were sized for (and fails with factors a third as large), and
 tests/e2e/test_small_heap.py runs the whole `make run` in 300 KB.
 """
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -17,6 +18,9 @@ from .reference.layers import sequential_forward
 from .statedict import param_shapes
 
 FACTOR = {"forward": 1.8, "quantize": 2.2, "train": 1.8}
+FIXED = {"forward": 0, "quantize": 64 * 1024, "train": 16 * 1024}
+"""Heap a request takes whatever its rows: the code its first call imports (the int8 modules
+for QUANTIZE, the optimizer for TRAIN_STEP), which the free bytes of a model loaded lack."""
 RESERVE = 24 * 1024  # heap kept back: the link's buffers, and room for fragmentation
 MODEL_FACTOR = 5.5  # a LOAD_MODEL needs about this times its parameters' bytes free
 
@@ -25,7 +29,7 @@ def rows_that_fit(free, config, asked, work):
     """The rows (1 to `asked`) of a `work` request ("forward", "quantize" or "train") on
     the model of `config` that fit in `free` bytes of heap (the board's, model loaded)."""
     per_row = row_bytes(tuple(map(tuple, config)), work)
-    return max(1, min(asked, int((free - RESERVE) // per_row)))
+    return max(1, min(asked, int((free - RESERVE - FIXED[work]) // per_row)))
 
 
 def model_fits(free, config):
@@ -45,7 +49,7 @@ def row_bytes(config, work):
     params = {"%d.%s" % (i, name): np.zeros(shape) for i, spec in enumerate(config)
               for name, shape in param_shapes(spec).items()}
     y, caches = sequential_forward(config, params, np.zeros((1, _input_width(config))))
-    return 4 * FACTOR[work] * (_floats(caches) + y.size)
+    return math.ceil(4 * FACTOR[work] * (_floats(caches) + y.size))
 
 
 def _input_width(config):
