@@ -4,7 +4,7 @@ and what it must be (not ulab's or MicroPython's own words, such as "attempt to 
 
 import check
 from tinyattn import Attention, Dense, Sequential, Tokens, cross_entropy, iris_model
-from tinyattn.quant import quantize
+from tinyattn.int8 import quantize
 from ulab import numpy as np
 
 INF, NAN = float("inf"), float("nan")

@@ -10,8 +10,8 @@ import struct
 
 import check
 from tinyattn import iris_model, load, save
-from tinyattn.quant import load as load_int8
-from tinyattn.quant import quantize
+from tinyattn.int8 import load as load_int8
+from tinyattn.int8 import quantize
 from tinyattn.rng import Rng
 
 SEEDS = 40

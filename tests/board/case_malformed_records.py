@@ -11,8 +11,8 @@ would show the record was not checked first.
 from binascii import unhexlify
 
 import check
-from tinyattn import json_syntax, link
-from tinyattn.wire import BAD_PAYLOAD, ERRORS, MESSAGES
+from tinyattn.link import json_syntax, server as link
+from tinyattn.link.wire import BAD_PAYLOAD, ERRORS, MESSAGES
 
 
 class Port:

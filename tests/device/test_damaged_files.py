@@ -10,7 +10,7 @@ import pytest
 
 from board_cases import board_test
 from tinyattn_host import modelfile
-from tinyattn_host.harness import IRIS_CONFIG, random_model
+from tinyattn_host.checks.run_check import IRIS_CONFIG, random_model
 
 test_damaged_files_on_board = board_test("case_damaged_files", heap="256k")
 

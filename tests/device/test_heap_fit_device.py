@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 
 from board_cases import BOARD_DIR
-from tinyattn_host import heap_fit, unixport
+from tinyattn_host.checks import heap_fit
+from tinyattn_host.virtual import unixport
 from tinyattn_host import protocol as P
-from tinyattn_host.bench import compiled_package
+from tinyattn_host.bench.bench import compiled_package
 from tinyattn_host.digits import DIGITS_CONFIG, load_digits
-from tinyattn_host.harness import IRIS_CONFIG, iris, random_model
-from tinyattn_host.statedict import param_shapes
+from tinyattn_host.checks.run_check import IRIS_CONFIG, iris, random_model
+from tinyattn_host.interop.statedict import param_shapes
 
 pytestmark = pytest.mark.skipif(
     not unixport.has_ulab(unixport.interpreter()),

@@ -1,8 +1,8 @@
-"""The batch sizing of `make run` (tinyattn_host.heap_fit), against counts made by hand."""
+"""The batch sizing of `make run` (tinyattn_host.checks.heap_fit), against counts made by hand."""
 
 import math
 
-from tinyattn_host import heap_fit
+from tinyattn_host.checks import heap_fit
 from tinyattn_host.digits import DIGITS_CONFIG
 
 DENSE = [["Dense", 4, 3, True]]
