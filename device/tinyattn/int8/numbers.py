@@ -67,7 +67,7 @@ def quantize_into(x, inverse_scale, low, out):
     """quantize_tensor's work, unchecked: out must hold the rows * cols of the 2-D x."""
     total = float(np.sum(np.sum(x, axis=1)))
     if total - total != 0:  # NaN or infinity, or finite numbers whose sum overflows
-        from .shapes import all_finite
+        from ..nn.checks import all_finite
 
         if not all_finite(x):
             raise ValueError("x holds NaN or infinity; the int8 model takes finite input")
