@@ -211,8 +211,9 @@ class Check:
     def make_room(self, name, config):
         """Before a LOAD_MODEL of `config`: when it would not fit in the heap left free,
         restart the link (a soft reset), which frees what the earlier models left behind
-        (their modules' code among it); said and kept in the summary like a cut."""
-        free = self.board.link.status()["free"]
+        (their modules' code among it); said and kept in the summary like a cut. The STATUS
+        survives a link that left on the host's silence (the host training before)."""
+        free = self.request(protocol.STATUS)[0]["free"]
         if heap_fit.model_fits(free, config):
             return
         self.board.stop_link()
