@@ -12,7 +12,7 @@ from board_cases import board_test
 from tinyattn_host import modelfile
 from tinyattn_host.checks.run_check import IRIS_CONFIG, random_model
 
-test_damaged_files_on_board = board_test("case_damaged_files", heap="256k")
+test_damaged_files_on_board = board_test("case_damaged_files", heap="512k")
 
 WORDS = {"header": ("is corrupt", "not a tinyattn model file", "format version"),
          "meta": ("is corrupt",), "arrays": ("is corrupt",), "crc": ("is corrupt",)}
