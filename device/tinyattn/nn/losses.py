@@ -15,14 +15,14 @@ def cross_entropy(logits, labels):
     Logits with NaN or infinity give a NaN loss (train_step refuses the step).
     """
     B, C = require_float_rows("logits", logits)
-    wanted = "a sequence of %d class indices (ints in 0..%d)" % (B, C - 1)
     try:
         count = len(labels)
-    except TypeError:
-        raise ValueError("labels must be %s, got %s" % (wanted, type(labels).__name__))
+    except TypeError:  # None, a number: no sequence
+        count = -1
     if count != B:
-        raise ValueError("labels has %d entries, logits has %d rows: labels must be %s"
-                         % (count, B, wanted))
+        raise ValueError("labels must be a sequence of %d class indices (ints in 0..%d), got %s"
+                         % (B, C - 1, "%d entries for %d rows" % (count, B) if count >= 0
+                            else type(labels).__name__))
     shifted = logits - np.max(logits, axis=1).reshape((B, 1))
     e = np.exp(shifted)
     sums = np.sum(e, axis=1)
@@ -30,17 +30,12 @@ def cross_entropy(logits, labels):
     total = 0.0
     for i in range(B):
         label = labels[i]
-        if not _class_index(label, C):
+        # an int, or an integral float such as 2.0 (not NaN, infinity, a bool or a str)
+        if isinstance(label, bool) or not (isinstance(label, int) or isinstance(label, float)) \
+                or label - label != 0 or label != int(label) or not 0 <= label < C:
             raise ValueError("label %r at row %d is not a class index in 0..%d" % (label, i, C - 1))
         label = int(label)
         total += math.log(sums[i]) - shifted[i, label]
         probs[i, label] -= 1.0
     probs *= 1.0 / B
     return total / B, probs
-
-
-def _class_index(label, classes):
-    """Whether label is an integral number in 0..classes-1 (an int, or a float such as 2.0)."""
-    if isinstance(label, bool) or not isinstance(label, (int, float)) or label - label != 0:
-        return False
-    return label == int(label) and 0 <= label < classes
