@@ -120,16 +120,18 @@ def matrix(arrays, name, shape=None):
     if shape is not None and got != tuple(shape):
         raise LinkError(BAD_VALUE, "array %s must have shape %r, got %r"
                         % (name, tuple(shape), got))
-    values = array.array("f", bytes(data))  # from a memoryview it would take each byte
-    if len(got) == 1:
-        out = np.array(values)
-    else:
-        rows, cols = got
-        out = np.zeros(got)
-        for r in range(rows):
-            out[r, :] = np.array(values[r * cols:(r + 1) * cols])
-    if not float(np.sum(out * 0.0)) == 0.0:  # inf * 0 and NaN * 0 are NaN
-        raise LinkError(NOT_FINITE, "array %s holds NaN or infinity" % name)
+    out = np.zeros(got)
+    cols = got[1] if len(got) == 2 else min(got[0], 256)
+    step = 4 * cols
+    for r in range((len(data) + step - 1) // step):  # a row at a time: no copy of the whole
+        # (from a memoryview, array.array would take each byte: bytes() first)
+        row = np.array(array.array("f", bytes(data[r * step:(r + 1) * step])))
+        if not float(np.sum(row * 0.0)) == 0.0:  # inf * 0 and NaN * 0 are NaN
+            raise LinkError(NOT_FINITE, "array %s holds NaN or infinity" % name)
+        if len(got) == 2:
+            out[r, :] = row
+        else:
+            out[r * cols:r * cols + len(row)] = row
     return out
 
 

@@ -20,8 +20,11 @@ def add_statedict_commands(commands):
                                                   "NumPy reference")
     chk.add_argument("model", help="a tinyattn model file")
     chk.add_argument("inputs", help=".npy of input rows (rows, features)")
+    chk.add_argument("--expect", metavar="OUT.npy",
+                     help="the outputs PyTorch gave for the same inputs: compared as well")
     chk.add_argument("--port", help=PORT_HELP)
     chk.add_argument("--batch-size", type=int, default=16)
+    chk.add_argument("--heap", help="a virtual board's heap, e.g. 8m (a PSRAM board)")
 
 
 def import_torch(args):
@@ -48,21 +51,27 @@ def export_torch(args):
 
 
 def check_model_command(args):
-    """Run check-model; exit code 0 when device and reference agree, 1 if not, 2 for a board
-    problem."""
-    import numpy as np
-
-    from .board import Board
-    from .model_check import check_model
+    """Run check-model; exit code 0 when the device agrees with the reference (and the
+    expected outputs), 1 if not or for a bad file, 2 for a board problem (BoardError, an
+    error answer, no answer, a model too large for the board's heap)."""
+    from .arrayfiles import read_array
+    from .board import Board, DeviceReset
+    from .model_check import DoesNotFit, check_model
     from .ports import choose
+    from .protocol import DeviceError, LinkTimeout, ProtocolError
 
     try:
-        X = np.load(args.inputs)
-        with Board(port=choose(args.port), deploy="auto") as board:
-            ok, _ = check_model(board.start_link(), args.model, X, args.batch_size)
-    except (OSError, ValueError) as err:
+        X = read_array(args.inputs, "input rows")
+        expect = read_array(args.expect, "expected outputs") if args.expect else None
+        with Board(port=choose(args.port), deploy="auto", heap=args.heap) as board:
+            ok, _ = check_model(board.start_link(), args.model, X, args.batch_size,
+                                expect=expect)
+    except (OSError, ValueError) as err:  # the files given: model, inputs, expected outputs
         print("error: %s" % err, file=sys.stderr)
         return 1
+    except (DoesNotFit, DeviceError, LinkTimeout, ProtocolError, DeviceReset) as err:
+        print("error: the board: %s" % err, file=sys.stderr)
+        return 2
     return 0 if ok else 1
 
 
