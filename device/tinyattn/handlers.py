@@ -103,7 +103,8 @@ def load_model(session, head, arrays):
                             "link" % (i, entry[3], MAX_SEQ_LEN))
     session.model = session.optimizer = session.qmodel = None
     gc.collect()
-    session.model = model_from(config, shapes, lambda name: matrix(arrays, name))
+    session.model = model_from(config, shapes,
+                               lambda name, param: matrix(arrays, name, param.shape, param))
     return {"params": session.model.num_params()}, ()
 
 

@@ -10,6 +10,8 @@ inputs' width is checked against the model's and the model's size against the bo
 heap (HELLO's `free`).
 """
 
+import time
+
 import numpy as np
 
 from . import modelfile, protocol
@@ -29,10 +31,12 @@ class DoesNotFit(Exception):
 
 def load_needs(config, arrays):
     """(heap bytes the device needs to load the model, bytes of its message): the message
-    (all its float32 arrays), the weights made from it and as much again for their gradients
-    (an estimate: the code, a forward's caches and the heap's fragmentation come on top)."""
+    (all its float32 arrays), the weights made from it, as much again for their gradients,
+    and the largest array once more, decoded before it is copied into its weight (an
+    estimate: the code, a forward's caches and the heap's fragmentation come on top)."""
     message = len(protocol.encode({"config": config}, arrays))
-    return message + 2 * sum(4 * a.size for a in arrays.values()), message
+    sizes = [4 * a.size for a in arrays.values()]
+    return message + 2 * sum(sizes) + max(sizes, default=0), message
 
 
 def _inputs(model_path, config, X):
@@ -65,17 +69,27 @@ def check_model(link, model_path, X, batch_size=16, out=print, expect=None, prog
                               "these inputs" % (np.shape(expect), want.shape))
     free = link.hello()["free"]
     needs, message = load_needs(config, arrays)
+    does_not_fit = "%s does not fit the board's heap: %%s (about %d KB needed: its %d KB " \
+        "message, the weights, their gradients, the largest array decoded; the board has %d " \
+        "KB free)" % (model_path, needs // 1024, message // 1024, free // 1024)
     if needs > free:
-        raise DoesNotFit("%s needs about %d KB of the board's heap to load (its %d KB "
-                         "message, the weights and their gradients); the board has %d KB free"
-                         % (model_path, needs // 1024, message // 1024, free // 1024))
+        raise DoesNotFit(does_not_fit % "not loaded")
     progress = progress or Progress()
-    link.progress = lambda done, total: progress.show(done, total, "%s KB" % (total // 1024))
+    link.progress = lambda done, total: progress.show(done // 1024, total // 1024,
+                                                      "KB of %s" % model_path)
+    started = time.monotonic()
     try:
         link.request(protocol.LOAD_MODEL, {"config": config}, params)
+    except protocol.DeviceError as err:
+        if err.name != "NO_MEMORY":
+            raise
+        raise DoesNotFit(does_not_fit % "it ran out of memory loading it (the free heap is "
+                         "in pieces)") from None
     finally:
         progress.clear()
         link.progress = None
+    out("loaded %s: %d KB in %.1f s, %d KB of the board's heap free before"
+        % (model_path, message // 1024, time.monotonic() - started, free // 1024))
     batch = max(rows_per_sample, batch_size - batch_size % rows_per_sample)
     worst = {"reference": 0.0, "expect": 0.0}
     for start in range(0, len(X), batch):
