@@ -10,7 +10,6 @@ flagged MORE, each acknowledged by the device before the next is sent. Request a
 payloads are records: a u16 length, a JSON head, then the arrays the head lists.
 """
 
-import importlib.util
 import json
 import struct
 import time
@@ -18,19 +17,12 @@ import zlib
 
 import numpy as np
 
-from .unixport import DEVICE_DIR
+from . import errors
+from .errors import BoardError
+from .device_modules import device_module
 
 
-def _load_wire():
-    """device/tinyattn/wire.py, the device's own table of the wire and file constants."""
-    spec = importlib.util.spec_from_file_location("tinyattn_wire",
-                                                  DEVICE_DIR / "tinyattn" / "wire.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-wire = _load_wire()
+wire = device_module("link/wire")  # the device's own table of the wire and file constants
 MAGIC, HEADER, CHUNK, MORE, PROTOCOL, REPLY = (wire.MAGIC, wire.HEADER, wire.CHUNK, wire.MORE,
                                                wire.PROTOCOL, wire.REPLY)
 HELLO, STATUS, EXIT, ACK, ERROR = wire.HELLO, wire.STATUS, wire.EXIT, wire.ACK, wire.ERROR
@@ -45,11 +37,11 @@ DTYPES = {code: np.dtype("<f4" if code == "f" else "<%s%d" % ("u" if code == "B"
 _CODES = {dtype: code for code, dtype in DTYPES.items()}
 
 
-class ProtocolError(Exception):
+class ProtocolError(BoardError):
     """The bytes from the device are not a good frame or record."""
 
 
-class DeviceError(Exception):
+class DeviceError(errors.DeviceError):
     """The device answered with an error frame: `code`, its `name` and the `message`."""
 
     def __init__(self, code, message):
@@ -59,7 +51,7 @@ class DeviceError(Exception):
         super().__init__("%s: %s" % (self.name, message))
 
 
-class LinkTimeout(Exception):
+class LinkTimeout(BoardError):
     """No answer from the device in time."""
 
 
@@ -273,13 +265,3 @@ class Link:
 def _name(kind):
     base = MESSAGES.get(kind & ~REPLY, "0x%02x" % kind)
     return base + (" reply" if kind & REPLY and kind != REPLY else "")
-
-
-def mpy_version(mpy):
-    """(bytecode version, architecture name) from sys.implementation._mpy."""
-    if mpy is None:
-        return None, None
-    archs = [None, "x86", "x64", "armv6", "armv6m", "armv7m", "armv7em", "armv7emsp",
-             "armv7emdp", "xtensa", "xtensawin", "rv32imc", "rv64imc"]
-    arch = mpy >> 10
-    return mpy & 0xFF, archs[arch] if arch < len(archs) else "arch%d" % arch

@@ -14,10 +14,10 @@ from checks import f32, missing_docstrings
 from tinyattn_host.reference.encoder import (
     encoder_backward, encoder_forward, gelu_backward, gelu_forward, layernorm_backward,
     layernorm_forward, positional_backward, positional_forward)
-from tinyattn_host.reference.layers import sequential_backward, sequential_forward
+from tinyattn_host.reference.sequential import sequential_backward, sequential_forward
 from tinyattn_host.reference.training import Adam, train_step
-from tinyattn_host.statedict import param_shapes
-from tinyattn_host.unixport import DEVICE_DIR
+from tinyattn_host.interop.statedict import param_shapes
+from tinyattn_host.virtual.unixport import DEVICE_DIR
 
 TOL = 1e-4  # float32 device against the float64 reference, relative (Frobenius norm)
 
@@ -156,7 +156,7 @@ def make_fixtures():
 test_encoder_on_board = board_test("case_encoder", make_fixtures)
 
 
-@pytest.mark.parametrize("name", ["layernorm.py", "positional.py", "gelu.py", "encoder.py",
-                                  "digits.py"])
+@pytest.mark.parametrize("name", ["nn/norm.py", "nn/positional.py", "nn/gelu.py",
+                                  "nn/encoder.py", "datasets/digits.py"])
 def test_public_classes_and_functions_have_docstrings(name):
     assert not missing_docstrings(DEVICE_DIR / "tinyattn" / name)

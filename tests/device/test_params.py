@@ -2,7 +2,7 @@
 says (tests/board/case_params.py), and the host's loaded copy agrees with PyTorch's names."""
 
 from board_cases import board_test
-from tinyattn_host.shared import device_module
+from tinyattn_host.device_modules import device_module
 
 SPECS = [
     ["Dense", 4, 3], ["Dense", 5, 2, False], ["Activation", "gelu"], ["Tokens", 4],
@@ -27,8 +27,8 @@ BAD = [
 
 
 def test_the_host_loads_the_same_table():
-    params = device_module("params")
-    assert set(params.SHAPES) == set(device_module("layer").KINDS)
+    params = device_module("nn/spec")
+    assert set(params.SHAPES) == set(device_module("nn/layer").KINDS)
     assert params.layer_shapes(["SelfAttention", 8, 2, 4, False]) == [
         ("Wq", (8, 8)), ("Wk", (8, 8)), ("Wv", (8, 8)), ("Wo", (8, 8))]
 

@@ -10,13 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tinyattn_host import modelfile, protocol as P, unixport
+from tinyattn_host import modelfile, protocol as P
 from tinyattn_host.__main__ import main
-from tinyattn_host.board import Board
-from tinyattn_host.model_check import check_model
-from tinyattn_host.statedict import import_npz, read_description
+from tinyattn_host.board.board import Board
+from tinyattn_host.checks.model_check import check_model
+from tinyattn_host.interop.statedict import import_npz, read_description
 from tinyattn_host.transfer import send_in_parts
-from tinyattn_host.unixport_process import has_raw_repl
+from tinyattn_host.virtual import unixport
+from tinyattn_host.virtual.unixport_process import has_raw_repl
 
 pytestmark = pytest.mark.skipif(
     not has_raw_repl(unixport.interpreter()),

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from tinyattn_host.__main__ import main
-from tinyattn_host.digits_check import TOLERANCE, relative_error
-from tinyattn_host.reference.layers import sequential_forward
-from tinyattn_host.statedict import StateDictError, import_npz, import_state_dict, read_description
-from tinyattn_host.arrayfiles import read_state_dict
+from tinyattn_host.checks.digits_check import TOLERANCE, relative_error
+from tinyattn_host.reference.sequential import sequential_forward
+from tinyattn_host.interop.arrayfiles import read_state_dict
+from tinyattn_host.interop.statedict import import_npz, import_state_dict, read_description
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "torch"
 VARIANTS = ("base", "norm_first", "gelu", "dropout")

@@ -1,0 +1,298 @@
+"""`make bench`: speed and memory measured on the device, rendered here as docs/performance.md.
+
+    .venv/bin/python -m tinyattn_host bench [--port P] [--out build/bench] [--quick]
+                      [--doc docs/performance.md] [--repeats N] [--cap S] [--heap 256k]
+
+The device side is the tinyattn-bench mip package (the folder tinyattn/bench/: __init__.py, fit.py,
+plan.py): it prints each result as one JSON line as it measures. With a port,
+`tinyattn.bench.run()` runs on the board (deployed first when needed), all in its own heap.
+Without one, on the MicroPython unix port ($MICROPYTHON, else the one installed here; the ulab
+stand-in when it has no ulab), with the package compiled to .mpy as `make deploy` ships it:
+the times in one process; the largest S by a fresh interpreter for every S tried, started
+with `-X heapsize=<--heap>`; the smallest heap for a few S, by bisection over -X heapsize. Writes bench.json to --out and the tables and plot to --doc.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from . import benchreport
+from ..errors import DeviceError
+from ..virtual import unixport
+from ..board.deploy import SOURCE_DIR, MpyFormat, package_files
+from ..board.ports import choose
+from ..checks.progress import Progress
+from ..device_modules import device_module
+
+DEFAULT_OUT = Path("build") / "bench"
+DEFAULT_DOC = unixport.ROOT / "docs" / "performance.md"
+TIMING_HEAP = "16m"
+
+
+PLAN = device_module("bench/plan")  # the definitions the device uses too
+
+
+def _seconds(value):
+    return "%d s" % value if value < 90 else "%d min %02d s" % divmod(int(value), 60)
+
+
+class Collector:
+    """Gathers the device's records into results, reporting progress as they come."""
+
+    def __init__(self, quick, repeats, cap, progress):
+        self.shapes = PLAN.shapes(quick)
+        self.repeats, self.cap, self.progress = repeats, cap, progress
+        self.results = {"attention": [], "iris": [], "largest": [], "heap_needed": [],
+                        "settings": {"repeats": repeats, "cap": cap, "quick": quick}}
+        self.last = time.monotonic()
+        self.rate = None  # seconds per multiply-add of the last shape, with its overheads
+
+    def left(self, done):
+        """Estimated seconds for the shapes after the first `done`: the last shape's time per
+        multiply-add, at most what tinyattn.bench.medians allows a shape (a budget of `cap`
+        a path for the rounds, plus the warm-up calls, each under `cap`)."""
+        bound = 2 * len(PLAN.PATHS) * self.cap
+        return sum(min(bound, self.rate * PLAN.macs(B, S, E))
+                   for B, S, E, _ in self.shapes[done:])
+
+    def __call__(self, record):
+        kind = record.pop("kind")
+        now, took = time.monotonic(), time.monotonic() - self.last
+        self.last = now
+        if kind == "header":
+            self.results["header"] = record
+            self.show_attention(0)
+        elif kind == "trial":
+            self.progress.note("largest S, checkpoint %s: S = %d %s"
+                               % ("on" if record["checkpoint"] else "off", record["S"],
+                                  "fits" if record["fits"] else "does not fit"))
+        elif kind == "largest":
+            self.results["largest"].append(record)
+            self.progress.log("largest S, checkpoint %s, %.0f KB heap: %s"
+                              % ("on" if record["checkpoint"] else "off",
+                                 record["heap_bytes"] / 1024.0,
+                                 benchreport.largest_words(record)))
+        elif kind == "attention":
+            rows = self.results["attention"]
+            rows.append(record)
+            self.rate = took / PLAN.macs(record["B"], record["S"], record["E"])
+            self.show_attention(len(rows))
+        elif kind == "heap_needed":
+            self.results["heap_needed"].append(record)
+            self.progress.note("smallest heap for S = %d, checkpoint %s: %s KB"
+                               % (record["S"], "on" if record["checkpoint"] else "off",
+                                  record["kb"]))
+        elif kind in ("iris", "iris_train"):
+            self.results["iris"].append(dict(record, kind=kind))
+            self.progress.note("Iris model: %s measured" % (
+                "training epoch" if kind == "iris_train" else "forward, batch %d"
+                % record["batch"]))
+
+    def show_attention(self, done):
+        """What is measured now and the time left for the attention shapes."""
+        if done == len(self.shapes):
+            self.progress.note("attention shapes: all %d measured; now the Iris model" % done)
+            return
+        left = "" if self.rate is None else "; about %s left for them" % _seconds(
+            self.left(done))
+        self.progress.note("attention shapes: %d of %d measured, now B=%d S=%d E=%d H=%d%s"
+                           % ((done, len(self.shapes)) + self.shapes[done] + (left,)))
+
+
+# ---- the unix port ---------------------------------------------------------------------------
+def _interpreter_format(command):
+    done = subprocess.run([command, "-c", "import sys\nprint(getattr(sys.implementation, "
+                           "'_mpy', 0))"], capture_output=True, text=True, timeout=60,
+                          check=True)
+    return MpyFormat.from_sys(int(done.stdout))
+
+
+def compiled_package(command, folder):
+    """Write device/tinyattn to folder/tinyattn as `make deploy` would ship it to `command`
+    (.mpy for its architecture, else .py); returns how."""
+    files, how = package_files(_interpreter_format(command))
+    for relative, data in files.items():
+        target = Path(folder) / "tinyattn" / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return how
+
+
+def stream(code, heap, device_dir, on_record):
+    """Run MicroPython `code` on the unix port, on_record(dict) for each result line as it
+    comes; raises DeviceError with the output's last line if the code fails."""
+    command = [unixport.interpreter(), "-X", "heapsize=" + heap, "-c", code]
+    env = dict(os.environ, MICROPYPATH=unixport.search_path(device_dir=device_dir))
+    other = []
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env=env) as proc:
+        try:
+            for line in proc.stdout:
+                if line.startswith(PLAN.MARK):
+                    on_record(json.loads(line[len(PLAN.MARK):]))
+                else:
+                    other.append(line)
+        finally:
+            if proc.poll() is None and sys.exc_info()[0] is not None:
+                proc.kill()
+    if proc.returncode:
+        raise DeviceError("the bench failed on the unix port: " + _last_line(other))
+
+
+def _last_line(lines):
+    """The last line that is not blank (a traceback's: the exception), or "no output"."""
+    return next((line.strip() for line in reversed(lines) if line.strip()), "no output")
+
+
+def fits(S, checkpoint, heap, device_dir):
+    """bench.fit.fits(S) in a fresh interpreter started with -X heapsize=heap."""
+    code = "from tinyattn.bench.fit import fits\nprint(fits(%d, %d, %d, %r))" % (
+        S, PLAN.LARGEST_E, PLAN.LARGEST_H, checkpoint)
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "fits.py"
+        script.write_text(code)
+        try:
+            out = unixport.run_file(script, heap=heap, device_dir=device_dir)
+        except unixport.MicroPythonError as err:
+            if err.kind == "MemoryError":  # already while importing
+                return False
+            raise
+    return out.strip() == "True"
+
+
+def largest_fresh(collector, heap, limit, device_dir):
+    """The largest-S records, each S tried in a fresh interpreter."""
+    for checkpoint in (False, True):
+        def trial(S):
+            done = fits(S, checkpoint, heap, device_dir)
+            collector({"kind": "trial", "S": S, "checkpoint": checkpoint, "fits": done})
+            return done
+
+        S = PLAN.largest_seq_len(trial, limit)
+        collector({"kind": "largest", "checkpoint": checkpoint, "limit": limit, "S": S,
+                   "heap_bytes": unixport_heap_bytes(heap), "E": PLAN.LARGEST_E,
+                   "H": PLAN.LARGEST_H,
+                   "where": "-X heapsize=%s, a fresh interpreter for every S" % heap})
+
+
+def smallest_heap(S, checkpoint, device_dir, low=32, high=2048, step=4):
+    """The smallest -X heapsize in KB (to `step`) with which bench.fit.fits(S) completes in a
+    fresh interpreter, by bisection between low and high (None: not even in high). A heap
+    found to complete while one `step` KB smaller fails; fragmentation can let a still
+    smaller heap complete, which is why the largest S is scanned instead."""
+    if not fits(S, checkpoint, "%dk" % high, device_dir):
+        return None
+    while high - low > step:
+        middle = (low + high) // 2 // step * step
+        if fits(S, checkpoint, "%dk" % middle, device_dir):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def heaps_needed(collector, quick, device_dir):
+    """Records of the smallest heap for Attention(64, 4) forward plus backward at a few S."""
+    for S in PLAN.HEAP_S[:1] if quick else PLAN.HEAP_S:
+        for checkpoint in (False, True):
+            kb = smallest_heap(S, checkpoint, device_dir)
+            collector({"kind": "heap_needed", "S": S, "checkpoint": checkpoint, "kb": kb,
+                       "E": PLAN.LARGEST_E, "H": PLAN.LARGEST_H})
+
+
+def unixport_heap_bytes(heap):
+    """Bytes of a -X heapsize value such as 256k or 2m."""
+    scale = {"k": 1024, "m": 1024 * 1024}.get(heap[-1:].lower(), 1)
+    return int(heap.rstrip("kKmM")) * scale
+
+
+def on_unix_port(collector, quick, heap):
+    """Measure on the unix port into collector.results."""
+    command = unixport.interpreter()
+    with tempfile.TemporaryDirectory() as tmp:
+        how = compiled_package(command, tmp)
+        collector.progress.log("measuring on %s (ulab: %s), the package as %s"
+                               % (command, "real" if unixport.has_ulab(command) else
+                                  "STAND-IN", how))
+        stream("import tinyattn.bench as b\nb.run(quick=%r, repeats=%d, cap=%r, "
+               "search_largest=False)" % (quick, collector.repeats, collector.cap),
+               TIMING_HEAP, tmp, collector)
+        collector.results["header"]["timing_heap"] = TIMING_HEAP
+        collector.results["header"]["package"] = how
+        largest_fresh(collector, heap, PLAN.QUICK_LIMIT if quick else PLAN.LARGEST_LIMIT, tmp)
+        heaps_needed(collector, quick, tmp)
+
+
+def on_board(collector, port, quick):
+    """Run tinyattn.bench.run() on the board at `port` into collector.results (deployed
+    first: a deploy copies only the files that differ, and puts the bench there too)."""
+    from ..board.board import Board
+
+    pending = []
+
+    def consume(data):
+        pending.append(data.decode(errors="replace"))
+        *done, rest = "".join(pending).split("\n")
+        pending[:] = [rest]
+        for line in done:
+            if line.startswith(PLAN.MARK):
+                collector(json.loads(line[len(PLAN.MARK):]))
+
+    with Board(port=port, deploy="always", out=collector.progress.log) as board:
+        collector.progress.log("running tinyattn.bench.run() on %s" % port)
+        _, err = board.transport.exec_raw(
+            "import tinyattn.bench as b\nb.run(quick=%r, repeats=%d, cap=%r)"
+            % (quick, collector.repeats, collector.cap), timeout=None, data_consumer=consume)
+    if err:
+        raise DeviceError("tinyattn.bench.run() failed on the board: "
+                          + _last_line(err.decode(errors="replace").splitlines()))
+    collector.results["header"]["package"] = "as deployed on the board"
+
+
+KERNEL_SOURCES = ("int8/kernels.py", "int8/kernels_attend.py")  # linear; the attention core
+
+
+def chip_cost():
+    """The int8 kernels' inner loops on the ESP32-S3, estimated from the xtensawin code
+    mpy-cross emits for kernels.py and qkernels_attend.py (tinyattn_host.chipcost), as a
+    markdown table."""
+    from ..chipcost import chipcost
+
+    loops = [loop for name in KERNEL_SOURCES for loop in chipcost.kernel_loops(SOURCE_DIR / name)]
+    return chipcost.markdown_table(loops)
+
+
+def bench_command(args):
+    """The bench command (`make bench`): measure, write bench.json, the tables and the plot."""
+    args.port = choose(args.port)
+    args.out, args.doc = Path(args.out), Path(args.doc)
+    standin = not args.port and not unixport.has_ulab(unixport.interpreter())
+    if args.cap is None:
+        args.cap = 0.2 if standin else 1.0
+    chip = chip_cost()  # first: a missing disassembler stops it before the minutes measuring
+    progress = Progress()
+    collector = Collector(args.quick, args.repeats, args.cap, progress)
+    start = time.monotonic()
+    try:
+        if args.port:
+            on_board(collector, args.port, args.quick)
+        else:
+            on_unix_port(collector, args.quick, args.heap)
+    finally:
+        progress.clear()
+    results = collector.results
+    results["header"]["date"] = time.strftime("%Y-%m-%d", time.gmtime())
+    results["chip_cost"] = chip
+    progress.log("measured in %s" % _seconds(time.monotonic() - start))
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "bench.json").write_text(json.dumps(results, indent=1) + "\n")
+    section = benchreport.write(results, args.doc)
+    print(section)
+    progress.log("wrote %s, %s and %s" % (args.out / "bench.json", args.doc,
+                                          benchreport.plot_path(args.doc, results["header"])))
+    return 0
+
