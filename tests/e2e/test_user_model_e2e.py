@@ -71,15 +71,15 @@ def test_check_model_exit_codes_and_one_line_errors(virtual_board, tmp_path, cap
     assert code == 1 and "FAIL" in got.out and "expected outputs disagree" in got.out
     code, got = run(model, tmp_path / "x.npy", "--expect", FIXTURES / "base" / "model.npz")
     assert code == 1 and "model.npz is a .npz archive, not a .npy array of expected" in got.err
-    long_attention = tmp_path / "long.bin"  # the board refuses it: seq_len over the link's 256
+    long_attention = tmp_path / "long.bin"  # the device refuses it: seq_len over the link's 256
     E = 4
     modelfile.write_model(long_attention, "sequential", {"config": [
         ["SelfAttention", E, 1, 300, False]]}, {"0.W" + n: np.eye(E, dtype=np.float32)
                                                  for n in "qkvo"})
     np.save(tmp_path / "seq.npy", np.zeros((300, E), np.float32))
     code, got = run(long_attention, tmp_path / "seq.npy")
-    assert code == 2 and got.err.count("\n") == 1 and "Traceback" not in got.err
-    assert "error: the board: BAD_VALUE" in got.err and "seq_len 300" in got.err
+    assert code == 1 and got.err.count("\n") == 1 and "Traceback" not in got.err
+    assert "error: BAD_VALUE: " in got.err and "seq_len 300" in got.err  # the device refused
 
 
 def test_a_model_too_large_for_the_heap_is_refused_saying_both_sizes(start_virtual_board,
