@@ -149,3 +149,33 @@ def _error(link, seq):
     with pytest.raises(P.DeviceError) as err:
         link.expect_reply(P.FORWARD | P.REPLY, seq)
     return err.value.name, err.value.message
+
+
+def test_an_int8_model_and_a_calibration_batch_over_one_message(virtual_board):
+    """QUANTIZE with a 67 KB calibration batch, and LOAD_QMODEL of a 70 KB int8 model (each
+    in parts): the integer outputs are the reference's, bit for bit."""
+    from tinyattn_host.checks.run_check import in_scale, quantize_input
+    from tinyattn_host.reference import integer_encoder
+
+    rng = np.random.default_rng(11)
+    calibration = rng.standard_normal((33, 512)).astype(np.float32)  # 67 KB
+    with Board(port=virtual_board.port, out=lambda *a: None) as board:
+        link = board.start_link()
+        for width, rows in ((4, 33), (136, 2)):  # a wide batch; then a wide model
+            config = [["Dense", 512, width, True]]
+            params = {"0.W": (rng.standard_normal((width, 512)) / 20).astype(np.float32),
+                      "0.b": np.zeros(width, np.float32)}
+            sent = []
+            link.progress = lambda done, total: sent.append(total)
+            link.request(P.LOAD_MODEL, {"config": config}, params)
+            sent.clear()  # the float model went in parts too (280 KB for the wide one)
+            qhead, qarrays = link.request(P.QUANTIZE, {}, {"x": calibration[:rows]})
+            link.request(P.LOAD_QMODEL, {"layers": qhead["layers"]}, qarrays)
+            xq = quantize_input(calibration[:4], in_scale(qhead))
+            head, got = link.request(P.FORWARD_INT8, {}, {"x": xq})
+            layers = integer_encoder.layers_from_specs(qhead["layers"], qarrays)
+            want = integer_encoder.sequential(xq, layers)[-1]
+            np.testing.assert_array_equal(got["y"].reshape(head["rows"], head["cols"]), want)
+            big = P.encode({}, {"x": calibration[:rows]}) if width == 4 else \
+                P.encode({"layers": qhead["layers"]}, qarrays)
+            assert len(big) > P.wire.MAX_MESSAGE and max(sent) == len(big)  # in parts
