@@ -27,6 +27,16 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "torch"
 ROWS = 2  # a forward of this model takes seconds a row on the ulab stand-in
 
 
+@pytest.fixture
+def psram_board(start_virtual_board):
+    """A virtual board with a PSRAM board's heap (8 MB) when the interpreter has a real ulab
+    (the unix port's own is 1 MB on 32 bits); the stand-in keeps its 64 MB."""
+    from board_cases import VIRTUAL_HEAP
+
+    return start_virtual_board(
+        heap=VIRTUAL_HEAP if unixport.has_ulab(unixport.interpreter()) else None)
+
+
 def imported(variant, folder):
     path = folder / ("%s.bin" % variant)
     import_npz(FIXTURES / variant / "model.npz",
@@ -34,10 +44,10 @@ def imported(variant, folder):
     return path
 
 
-def test_every_variant_agrees_with_the_reference_and_with_torch(virtual_board, tmp_path):
+def test_every_variant_agrees_with_the_reference_and_with_torch(psram_board, tmp_path):
     X = np.load(FIXTURES / "inputs.npy")[:ROWS]
     lines = []
-    with Board(port=virtual_board.port, out=lambda *a: None) as board:
+    with Board(port=psram_board.port, out=lambda *a: None) as board:
         link = board.start_link()
         for variant in ("base", "norm_first", "gelu", "dropout"):
             expect = np.load(FIXTURES / variant / "out.npy")[:ROWS]
@@ -52,20 +62,20 @@ def test_every_variant_agrees_with_the_reference_and_with_torch(virtual_board, t
         "the reference agrees with the board" in lines[-1]
 
 
-def test_check_model_exit_codes_and_one_line_errors(virtual_board, tmp_path, capsys):
+def test_check_model_exit_codes_and_one_line_errors(psram_board, tmp_path, capsys):
     model = imported("base", tmp_path)
     X = np.load(FIXTURES / "inputs.npy")[:ROWS]
     np.save(tmp_path / "x.npy", X)
     np.save(tmp_path / "narrow.npy", X[:, :191])
     np.save(tmp_path / "wrong.npy", np.load(FIXTURES / "gelu" / "out.npy")[:ROWS])
-    port = ["--port", virtual_board.port]
+    port = ["--port", psram_board.port]
 
     def run(*args):
         code = main(["check-model", *map(str, args), *port])
         return code, capsys.readouterr()
 
     code, got = run(model, tmp_path / "narrow.npy")
-    assert code == 1 and got.err.count("\n") == 1
+    assert code == 1 and got.err.count("\n") == 1, got.err
     assert "rows of 191 features; %s takes rows of 192" % model in got.err
     code, got = run(model, tmp_path / "x.npy", "--expect", tmp_path / "wrong.npy")
     assert code == 1 and "FAIL" in got.out and "expected outputs disagree" in got.out
@@ -78,7 +88,7 @@ def test_check_model_exit_codes_and_one_line_errors(virtual_board, tmp_path, cap
                                                  for n in "qkvo"})
     np.save(tmp_path / "seq.npy", np.zeros((300, E), np.float32))
     code, got = run(long_attention, tmp_path / "seq.npy")
-    assert code == 1 and got.err.count("\n") == 1 and "Traceback" not in got.err
+    assert code == 1 and got.err.count("\n") == 1 and "Traceback" not in got.err, got.err
     assert "error: BAD_VALUE: " in got.err and "seq_len 300" in got.err  # the device refused
 
 
@@ -100,13 +110,13 @@ def test_a_model_too_large_for_the_heap_is_refused_saying_both_sizes(start_virtu
     assert "the board has %d KB free" % (free // 1024) in err
 
 
-def test_messages_over_max_message_go_in_parts(virtual_board):
+def test_messages_over_max_message_go_in_parts(psram_board):
     rng = np.random.default_rng(7)
     W = rng.standard_normal((3, 64)).astype(np.float32)
     config, params = [["Dense", 64, 3, False]], {"0.W": W}
     x = rng.standard_normal((300, 64)).astype(np.float32)  # 77 KB: over one message
     seen = []
-    with Board(port=virtual_board.port, out=lambda *a: None) as board:
+    with Board(port=psram_board.port, out=lambda *a: None) as board:
         link = board.start_link()
         assert link.max_message == P.wire.MAX_MESSAGE
         link.request(P.LOAD_MODEL, {"config": config}, params)
@@ -151,7 +161,7 @@ def _error(link, seq):
     return err.value.name, err.value.message
 
 
-def test_an_int8_model_and_a_calibration_batch_over_one_message(virtual_board):
+def test_an_int8_model_and_a_calibration_batch_over_one_message(psram_board):
     """QUANTIZE with a 67 KB calibration batch, and LOAD_QMODEL of a 70 KB int8 model (each
     in parts): the integer outputs are the reference's, bit for bit."""
     from tinyattn_host.checks.run_check import in_scale, quantize_input
@@ -159,7 +169,7 @@ def test_an_int8_model_and_a_calibration_batch_over_one_message(virtual_board):
 
     rng = np.random.default_rng(11)
     calibration = rng.standard_normal((33, 512)).astype(np.float32)  # 67 KB
-    with Board(port=virtual_board.port, out=lambda *a: None) as board:
+    with Board(port=psram_board.port, out=lambda *a: None) as board:
         link = board.start_link()
         for width, rows in ((4, 33), (136, 2)):  # a wide batch; then a wide model
             config = [["Dense", 512, width, True]]
