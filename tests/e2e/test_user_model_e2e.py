@@ -189,3 +189,33 @@ def test_an_int8_model_and_a_calibration_batch_over_one_message(psram_board):
             big = P.encode({}, {"x": calibration[:rows]}) if width == 4 else \
                 P.encode({"layers": qhead["layers"]}, qarrays)
             assert len(big) > P.wire.MAX_MESSAGE and max(sent) == len(big)  # in parts
+
+
+@pytest.mark.skipif(not unixport.has_ulab(unixport.interpreter()),
+                    reason="a 1 MB model: with a real ulab only (MICROPYTHON=...), the stand-in "
+                           "takes minutes to build its arrays")
+def test_a_1_mb_model_checks_on_a_psram_board(psram_board, tmp_path):
+    rng = np.random.default_rng(3)
+    n = 512
+    modelfile.write_model(tmp_path / "big.bin", "sequential", {"config": [
+        ["Dense", n, n, True], ["Activation", "relu"], ["Dense", n, 4, True]]}, {
+        "0.W": (rng.standard_normal((n, n)) / n ** 0.5).astype(np.float32),
+        "0.b": rng.standard_normal(n).astype(np.float32) * 0.1,
+        "2.W": (rng.standard_normal((4, n)) / n ** 0.5).astype(np.float32),
+        "2.b": np.zeros(4, np.float32)})
+    assert (tmp_path / "big.bin").stat().st_size > 1 << 20
+    lines, shown = [], []
+
+    class Shown:  # a Progress on a terminal, recorded
+        def show(self, done, total, label):
+            shown.append((done, total, label))
+
+        def clear(self):
+            pass
+
+    with Board(port=psram_board.port, out=lambda *a: None) as board:
+        ok, worst = check_model(board.start_link(), tmp_path / "big.bin",
+                                rng.standard_normal((4, n)), out=lines.append, progress=Shown())
+    assert ok and worst <= 1e-4, "\n".join(lines)
+    assert lines[0].startswith("loaded %s: 1034 KB in " % (tmp_path / "big.bin"))
+    assert shown[-1][:2] == (1034, 1034) and len(shown) > 10
