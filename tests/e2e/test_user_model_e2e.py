@@ -192,8 +192,8 @@ def test_an_int8_model_and_a_calibration_batch_over_one_message(psram_board):
 
 
 @pytest.mark.skipif(not unixport.has_ulab(unixport.interpreter()),
-                    reason="a 1 MB model: with a real ulab only (MICROPYTHON=...), the stand-in "
-                           "takes minutes to build its arrays")
+                    reason="a 1 MB model: with a real ulab only (MICROPYTHON=...), not the "
+                           "stand-in, whose arrays are lists of Python floats")
 def test_a_1_mb_model_checks_on_a_psram_board(psram_board, tmp_path):
     rng = np.random.default_rng(3)
     n = 512
