@@ -219,3 +219,47 @@ def test_a_1_mb_model_checks_on_a_psram_board(psram_board, tmp_path):
     assert ok and worst <= 1e-4, "\n".join(lines)
     assert lines[0].startswith("loaded %s: 1034 KB in " % (tmp_path / "big.bin"))
     assert shown[-1][:2] == (1034, 1034) and len(shown) > 10
+
+
+def test_fine_tuned_on_the_board_then_exported_in_torchs_keys_and_shapes(psram_board, tmp_path):
+    """One SGD step on the board (the reference's step, within 1e-4), the weights read back,
+    export-torch: torch's keys and shapes (manifest.json, from the model's own state_dict).
+    The dropout 0.1 variant is refused for training, saying why, and keeps its weights."""
+    import json
+
+    from tinyattn_host.checks.digits_check import relative_error
+    from tinyattn_host.interop.arrayfiles import read_state_dict
+    from tinyattn_host.reference.training import SGD, train_step
+
+    X = np.load(FIXTURES / "inputs.npy")[:ROWS]
+    labels = np.load(FIXTURES / "base" / "out.npy")[:ROWS].argmax(axis=1).astype(np.int32)
+    torch_keys = json.loads((FIXTURES / "manifest.json").read_text())["variants"]["base"][
+        "state_dict"]
+    _, meta, arrays = modelfile.read_model(imported("base", tmp_path))
+    _, _, dropout = modelfile.read_model(imported("dropout", tmp_path))
+    with Board(port=psram_board.port, out=lambda *a: None) as board:
+        link = board.start_link()
+        link.request(P.LOAD_MODEL, {"config": meta["config"]}, arrays)
+        head, _ = link.request(P.TRAIN_STEP, {"optimizer": "sgd", "lr": 0.05},
+                               {"x": X, "labels": labels})
+        _, tuned = link.request(P.GET_WEIGHTS)
+        link.request(P.LOAD_MODEL, {"config": modelfile.read_model(
+            tmp_path / "dropout.bin")[1]["config"]}, dropout)
+        with pytest.raises(P.DeviceError) as refused:
+            link.request(P.TRAIN_STEP, {"optimizer": "sgd", "lr": 0.05},
+                         {"x": X, "labels": labels})
+        _, kept = link.request(P.GET_WEIGHTS)
+    reference = {k: v.astype(np.float64) for k, v in arrays.items()}
+    loss = train_step(meta["config"], reference, SGD(lr=0.05), X.astype(np.float64), labels)
+    assert abs(head["loss"] - loss) <= 1e-4 * max(1.0, abs(loss))
+    assert max(relative_error(tuned[k].astype(np.float64), reference[k]) for k in reference) \
+        <= 1e-4
+    assert refused.value.name == "BAD_VALUE" and "dropout=0.1" in refused.value.message
+    assert all(np.array_equal(kept[k], dropout[k]) for k in dropout)
+    modelfile.write_model(tmp_path / "tuned.bin", "sequential", {"config": meta["config"]}, tuned)
+    assert main(["export-torch", str(tmp_path / "tuned.bin"), "-o", str(tmp_path / "tuned.npz"),
+                 "--layers", str(FIXTURES / "base" / "layers.json")]) == 0
+    back = read_state_dict(tmp_path / "tuned.npz")
+    assert {k: list(v.shape) for k, v in back.items()} == torch_keys
+    assert not np.array_equal(back["head.weight"], read_state_dict(
+        FIXTURES / "base" / "model.npz")["head.weight"])  # the step changed it
