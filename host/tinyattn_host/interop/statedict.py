@@ -19,9 +19,12 @@ without parameters). The names each kind takes:
     TransformerEncoderLayer  <prefix>.self_attn.* (as above), <prefix>.linear1.*,
                              <prefix>.linear2.*, <prefix>.norm1.*, <prefix>.norm2.*
 
-Every key of the state_dict must be used and every name found, with PyTorch's shape, or
-StateDictError says which is not. Arrays become float32 (a float32 state_dict goes through
-import and export bit for bit).
+"prefix": "" takes a bare module's own names (a state_dict of nn.TransformerEncoderLayer or
+nn.MultiheadAttention alone). Before anything is written, the shapes are followed from the
+input width through every layer (device/tinyattn/nn/flow.py). Every key of the state_dict
+must be used and every name found, with PyTorch's shape and finite values, or StateDictError
+says which is not. Arrays become float32 (a float32 state_dict goes through import and export
+bit for bit).
 """
 
 import numpy as np
