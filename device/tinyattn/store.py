@@ -66,8 +66,11 @@ def load(path):
     stored = dict((name, value) for name, _, value in arrays)
     shapes = dict((name, shape if _is_float(value) else "integer")
                   for name, shape, value in arrays)
+    def fill(name, param):
+        param[:] = stored[name]
+
     try:
-        return model_from(meta["config"], shapes, stored.get)
+        return model_from(meta["config"], shapes, fill)
     except ValueError as err:
         raise ValueError("%s: %s" % (path, err))
 
@@ -87,18 +90,18 @@ def check_arrays(config, shapes):
                              % (name, shape, shapes[name]))
 
 
-def model_from(config, shapes, value):
+def model_from(config, shapes, fill):
     """A Sequential from its config and named float32 arrays.
 
     shapes: {name: shape} of the arrays at hand, checked against the config before anything
-    is allocated (check_arrays); value(name) then gives each one as a ulab array.
+    is allocated (check_arrays); fill(name, param) then writes each one into its parameter.
     """
     from .nn.sequential import Sequential
 
     check_arrays(config, shapes)
     model = Sequential.from_config(config, seed=0)
     for name, param, _ in model.collect_params():
-        param[:] = value(name)
+        fill(name, param)
     return model
 
 

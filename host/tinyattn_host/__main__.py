@@ -114,7 +114,10 @@ def _check_model(p):
     _port(p)
     p.add_argument("model", help="a tinyattn model file")
     p.add_argument("inputs", help=".npy of input rows (rows, features)")
+    p.add_argument("--expect", metavar="OUT.npy",
+                   help="the outputs PyTorch gave for the same inputs: compared as well")
     p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--heap", help="a virtual board's heap, e.g. 8m (a PSRAM board)")
 
 
 def _nothing(p):

@@ -15,7 +15,8 @@ from .records import expect, field, integers, matrix, only, require_finite
 from .wire import (ATTENTION, BAD_VALUE, BENCH, BENCH_BUDGET_MS, CHUNK, FORWARD, FORWARD_INT8,
                    GET_WEIGHTS, HELLO, LOAD_MODEL, LOAD_QMODEL, MAX_HEAD, MAX_MESSAGE,
                    MAX_REPEAT, MAX_SCORES, MAX_SEQ_LEN, NO_MODEL, PROTOCOL, QUANTIZE, STATUS,
-                   TRAIN_STEP)
+                   TRAIN_STEP, TRANSFER)
+from .transfer import begin as transfer
 
 
 def need_model(session):
@@ -102,7 +103,8 @@ def load_model(session, head, arrays):
                             "link" % (i, entry[3], MAX_SEQ_LEN))
     session.model = session.optimizer = session.qmodel = None
     gc.collect()
-    session.model = model_from(config, shapes, lambda name: matrix(arrays, name))
+    session.model = model_from(config, shapes,
+                               lambda name, param: matrix(arrays, name, param.shape, param))
     return {"params": session.model.num_params()}, ()
 
 
@@ -230,6 +232,7 @@ HANDLERS = {
     HELLO: hello, STATUS: status, ATTENTION: attention, LOAD_MODEL: load_model,
     FORWARD: forward, TRAIN_STEP: train_step, GET_WEIGHTS: get_weights, BENCH: bench,
     QUANTIZE: quantize, LOAD_QMODEL: load_qmodel, FORWARD_INT8: forward_int8,
+    TRANSFER: transfer,
 }
 
 

@@ -133,32 +133,38 @@ def expect(arrays, names):
                         % (sorted(names), sorted(arrays)))
 
 
-def matrix(arrays, name, shape=None):
-    """The float32 array `name` as a ulab array, checked for shape and finite values."""
+def matrix(arrays, name, shape=None, out=None):
+    """The float32 array `name` as a ulab array, checked for shape and finite values;
+    written into `out` (of its shape) when given, else into a new array."""
     from ulab import numpy as np
 
     code, got, data = _array(arrays, name, "f")
     if shape is not None and got != tuple(shape):
         raise LinkError(BAD_VALUE, "array %s must have shape %r, got %r"
                         % (name, tuple(shape), got))
-    values = array.array("f", bytes(data))  # from a memoryview it would take each byte
-    if len(got) == 1:
-        out = np.array(values)
-    else:
-        rows, cols = got
+    if out is None:
         out = np.zeros(got)
-        for r in range(rows):
-            out[r, :] = np.array(values[r * cols:(r + 1) * cols])
-    if not float(np.sum(out * 0.0)) == 0.0:  # inf * 0 and NaN * 0 are NaN
-        raise LinkError(NOT_FINITE, "array %s holds NaN or infinity" % name)
+    cols = got[1] if len(got) == 2 else min(got[0], 256)
+    step = 4 * cols
+    for r in range((len(data) + step - 1) // step):  # a row at a time: no copy of the whole
+        # (from a memoryview, array.array would take each byte: bytes() first)
+        row = np.array(array.array("f", bytes(data[r * step:(r + 1) * step])))
+        if not float(np.sum(row * 0.0)) == 0.0:  # inf * 0 and NaN * 0 are NaN
+            raise LinkError(NOT_FINITE, "array %s holds NaN or infinity" % name)
+        if len(got) == 2:
+            out[r, :] = row
+        else:
+            out[r * cols:r * cols + len(row)] = row
     return out
 
 
 def require_finite(arrays, name):
     """NOT_FINITE unless every number of the float32 array `name` is finite."""
-    for v in array.array("f", bytes(_array(arrays, name, "f")[2])):
-        if v - v != 0:  # NaN and infinity
-            raise LinkError(NOT_FINITE, "array %s holds NaN or infinity" % name)
+    data = _array(arrays, name, "f")[2]
+    for start in range(0, len(data), 1024):  # a KB at a time: no copy of the whole
+        for v in array.array("f", bytes(data[start:start + 1024])):
+            if v - v != 0:  # NaN and infinity
+                raise LinkError(NOT_FINITE, "array %s holds NaN or infinity" % name)
 
 
 def integers(arrays, name, codes="bBhi"):
