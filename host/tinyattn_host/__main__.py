@@ -89,6 +89,11 @@ def _chipcost(p):
                    help="MACs per iteration of NAME's inner loop (default: its multiplies)")
 
 
+def _emulate(p):
+    p.add_argument("--doc", help="a markdown page to put the section into "
+                                 "(make emulate: docs/performance.md)")
+
+
 def _virtual_board(p):
     p.add_argument("--flash", help="folder that plays the flash (default: a temporary one)")
     p.add_argument("--heap", help="MicroPython heap size, for example 300k (a board without "
@@ -144,6 +149,8 @@ COMMANDS = {
                       _virtual_board, "virtual.serve:virtual_board_command"),
     "chipcost": ("instructions per MAC of the viper loops in a file, from its xtensawin code",
                  _chipcost, "chipcost.chipcost:chipcost_command"),
+    "emulate": ("the int8 kernels' xtensawin code in qemu-system-xtensa: executed "
+                "instructions per MAC (make emulate)", _emulate, "emulator.counts:emulate_command"),
     "digits": ("train the digits model on the host and print its test accuracy",
                _nothing, "digits:digits_command"),
     "mip-package": ("rewrite package.json and package-bench.json (mip's manifests)",
