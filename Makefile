@@ -22,8 +22,9 @@ help:
 	@echo "             check, erase and write an ESP32-S3 firmware with ulab, then deploy"
 	@echo "make deploy [PORT=...]   compile device/ and copy it to /lib/tinyattn"
 	@echo "make repl [PORT=...]     deploy if needed, then mpremote's REPL on the board"
-	@echo "make run [PORT=...] [BATCH=16] [REPORT=dir]   Iris batches on the board, checked"
-	@echo "             against the NumPy reference; REPORT: summary.json and PNG plots"
+	@echo "make run [PORT=...] [BATCH=16] [REPORT=dir] [HEAP=300k]   Iris batches on the board,"
+	@echo "             checked against the NumPy reference; REPORT: summary.json and PNG plots;"
+	@echo "             HEAP: the virtual board's heap (300k: a board without PSRAM)"
 	@echo "make demo [PORT=...] [EPOCHS=100] [REPORT=dir]   tinyattn.demo() on the board;"
 	@echo "             REPORT: its training curve"
 	@echo "make bench [PORT=...] [BENCH_OUT=build/bench]   speed and memory tables, JSON, PNG"
@@ -38,6 +39,8 @@ help:
 	@echo "MICROPYTHON  the unix-port interpreter for the tests and the virtual board"
 	@echo "             (default: the one pip installs in $(VENV))"
 	@echo "VIRTUAL_FLASH  the folder that is the virtual board's flash (now: $(VIRTUAL_FLASH))"
+	@echo "VIRTUAL_HEAP   the virtual board's heap for every command, e.g. 300k (default: 64m"
+	@echo "             with the ulab stand-in, the interpreter's own with a real ulab)"
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || \
@@ -89,7 +92,8 @@ deploy: $(STAMP)
 
 run: $(STAMP)
 	$(BIN)/python -m tinyattn_host run $(if $(PORT),--port $(PORT)) \
-	  $(if $(BATCH),--batch-size $(BATCH)) $(if $(REPORT),--report $(REPORT))
+	  $(if $(BATCH),--batch-size $(BATCH)) $(if $(REPORT),--report $(REPORT)) \
+	  $(if $(HEAP),--heap $(HEAP))
 
 demo: $(STAMP)
 	$(BIN)/python -m tinyattn_host demo $(if $(PORT),--port $(PORT)) --flash $(VIRTUAL_FLASH) \

@@ -32,6 +32,9 @@ def _run(p):
     p.add_argument("--deploy", choices=("auto", "always", "never"), default="auto",
                    help="copy device/tinyattn to the board: when its version differs (auto)")
     p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--heap", metavar="SIZE",
+                   help="the virtual board's heap, e.g. 300k: a board without PSRAM "
+                        "(default: $VIRTUAL_HEAP, else the interpreter's)")
     p.add_argument("--digits-rows", type=int, metavar="N",
                    help="digits test rows to send (default all; 64 on the ulab stand-in); "
                         "0: no digits check")
@@ -93,7 +96,8 @@ def _emulate(p):
 
 def _virtual_board(p):
     p.add_argument("--flash", help="folder that plays the flash (default: a temporary one)")
-    p.add_argument("--heap", help="MicroPython heap size, for example 2m")
+    p.add_argument("--heap", help="MicroPython heap size, for example 300k (a board without "
+                                  "PSRAM) or 8m (default: $VIRTUAL_HEAP)")
     p.add_argument("--uart", action="store_true",
                    help="a stdin that drops what overflows a UART's ring buffer, as an "
                         "ESP32's UART does (uart_board.py)")
@@ -115,7 +119,10 @@ def _check_model(p):
     _port(p)
     p.add_argument("model", help="a tinyattn model file")
     p.add_argument("inputs", help=".npy of input rows (rows, features)")
+    p.add_argument("--expect", metavar="OUT.npy",
+                   help="the outputs PyTorch gave for the same inputs: compared as well")
     p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--heap", help="a virtual board's heap, e.g. 8m (a PSRAM board)")
 
 
 def _nothing(p):
