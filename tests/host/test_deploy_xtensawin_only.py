@@ -8,7 +8,7 @@ from tinyattn_host.board import deploy
 from tinyattn_host.board.deploy import MpyFormat
 
 ASM = "import micropython\n@micropython.asm_xtensa\ndef f(a2):\n    addi(a2, a2, 1)\n"
-PLAIN = "x = 1\n"
+PLAIN = 'PROBE = "@micropython.asm_xtensa"  # only mentioned: shipped everywhere\n'
 
 
 def sys_mpy(version, sub_version, arch):

@@ -107,9 +107,10 @@ def _default_emits():
     return re.search(r"emitting mpy v(\S+)", done.stdout).group(1)
 
 
-XTENSAWIN_ONLY = "@micropython.asm_xtensa"
-"""A module with this decorator (int8/asm_mac16.py) is compiled and shipped for xtensawin
-devices only: mpy-cross refuses it for other architectures, and other boards never import it."""
+XTENSAWIN_ONLY = re.compile(r"(?m)^@micropython\.asm_xtensa\b")
+"""A module with this decorator at a line's start (int8/asm_mac16.py) is compiled and shipped
+for xtensawin devices only: mpy-cross refuses it for other architectures, and other boards
+never import it."""
 
 
 def sources(source_dir=SOURCE_DIR, arch_name="xtensawin"):
@@ -118,7 +119,7 @@ def sources(source_dir=SOURCE_DIR, arch_name="xtensawin"):
                    if "__pycache__" not in p.parts)
     if arch_name == "xtensawin":
         return found
-    return [p for p in found if XTENSAWIN_ONLY not in (source_dir / p).read_text()]
+    return [p for p in found if not XTENSAWIN_ONLY.search((source_dir / p).read_text())]
 
 
 def compile_package(device, source_dir=SOURCE_DIR):
