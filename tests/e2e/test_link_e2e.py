@@ -16,7 +16,8 @@ from tinyattn_host import protocol as P
 from tinyattn_host.virtual import unixport
 from tinyattn_host.board.board import Board
 from tinyattn_host.errors import BoardError
-from tinyattn_host.checks.run_check import IRIS_CONFIG, Check, write_report
+from tinyattn_host.checks.run_check import IRIS_CONFIG, Check
+from tinyattn_host.checks.run_report import write_report
 from tinyattn_host.virtual.unixport_process import has_raw_repl
 
 pytestmark = pytest.mark.skipif(
