@@ -122,27 +122,27 @@ class VirtualBoard(PtyPump):
 
     @property
     def pid(self):
-        """The running interpreter's process id (changes at every reboot)."""
-        return self._proc.pid if self._proc else None
+        """The id of the process that runs MicroPython (changes at every reboot)."""
+        return self._interpreter_pid()
 
     def hard_reset(self):
         """Kill the interpreter, as the reset button does; the board boots again by itself."""
         if self._proc is not None and self._proc.poll() is None:
-            self._proc.kill()
+            _kill_group(self._proc)
 
     # ---- the interpreter and the copying thread --------------------------------------
     def _boot(self, raw):
         """Start a fresh interpreter; in raw mode, swallow its banner and enter the raw REPL."""
-        self._proc, child, self._child_tty = boot(self.interpreter, self.flash_dir, self.heap,
-                                                  run_main=not raw)
-        self._attach(child, raw)
+        self._proc, child, child_tty = boot(self.interpreter, self.flash_dir, self.heap,
+                                            run_main=not raw)
+        self._attach(child, child_tty, raw)
         self.boots += 1
 
     def _kill(self):
         proc, self._proc = self._proc, None
         if proc is not None:
             if proc.poll() is None:
-                proc.kill()
+                _kill_group(proc)
             proc.wait(timeout=10)
         if self._child is not None:
             os.close(self._child)
@@ -167,6 +167,14 @@ class VirtualBoard(PtyPump):
             return b""
         self._boot(raw=raw)
         return SOFT_REBOOT + (b"" if raw else (self.banner + "\r\n").encode())
+
+
+def _kill_group(proc):
+    """Kill the interpreter command's process group: a wrapper's interpreter with it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def main(argv=None, board_class=None, prog="python -m tinyattn_host.virtual_board"):

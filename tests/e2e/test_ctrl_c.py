@@ -18,7 +18,8 @@ from tinyattn_host import unixport
 from tinyattn_host.board import Board
 from tinyattn_host.harness import IRIS_CONFIG, random_model
 from tinyattn_host.reference.layers import sequential_forward
-from tinyattn_host.unixport_process import catches_sigint, has_raw_repl
+from tinyattn_host.process_state import catches_sigint
+from tinyattn_host.unixport_process import has_raw_repl
 from tinyattn_host.virtual_board import VirtualBoard
 
 pytestmark = pytest.mark.skipif(
