@@ -24,6 +24,7 @@ under a wrapper command if need be (process_state).
 import errno
 import fcntl
 import os
+import select
 import selectors
 import signal
 import struct
@@ -83,8 +84,8 @@ class PtyPump:
         self._raw = False  # the interpreter is in the raw REPL (a reboot keeps the mode)
         self._interrupted = 0.0  # when the last SIGINT was sent
         self._to_child = to_child = bytearray()  # host input not yet given to the interpreter
-        to_host = bytearray((self.banner + "\r\n").encode())  # output not yet taken by the host
-        tail = b""  # the last output bytes, to spot prompts
+        self._to_host = to_host = bytearray((self.banner + "\r\n").encode())  # not yet taken
+        self._tail = b""  # the last output bytes, to spot prompts
         poll = POLL_FIRST
         selector = selectors.DefaultSelector()
         selector.register(self._wake_r, selectors.EVENT_READ)
@@ -117,32 +118,38 @@ class PtyPump:
                 elif key.fd == self._child:
                     if mask & selectors.EVENT_WRITE:
                         self._child_full = False
-                    if mask & selectors.EVENT_READ:
-                        data = _read(self._child)
-                        if data is None:  # the interpreter is gone: reboot
-                            selector.unregister(self._child)
-                            child_registered = None
-                            to_host += self._reboot()
-                            tail = b""
-                            continue
-                        data = self._packet(data)
-                        if not self._ready:
-                            data = self._boot_output(data)
-                        if self._entering_raw:
-                            data = self._swallow(data)
-                        if not self._raw:  # the friendly REPL's newlines, as a board sends them
-                            data = _crlf(data, tail[-1:])
-                        tail = (tail + data)[-64:]
-                        self._track_mode(tail)
-                        to_host += data
+                    if mask & selectors.EVENT_READ and not self._from_child():
+                        # the interpreter is gone: reboot
+                        selector.unregister(self._child)
+                        child_registered = None
+                        to_host += self._reboot()
+                        self._tail = b""
         selector.close()
 
+    def _from_child(self):
+        """Take one read of the interpreter's output into `_to_host`; False when it is gone."""
+        data = _read(self._child)
+        if data is None:
+            return False
+        data = self._packet(data)
+        if not self._ready:
+            data = self._boot_output(data)
+        if self._entering_raw:
+            data = self._swallow(data)
+        if not self._raw:  # the friendly REPL's newlines, as a board sends them
+            data = _crlf(data, self._tail[-1:])
+        self._tail = (self._tail + data)[-64:]
+        self._track_mode(self._tail)
+        self._to_host += data
+        return True
+
     def _packet(self, data):
-        """The output in a packet-mode read; a flush report tells the gate its bytes are gone."""
+        """The output in a packet-mode read. At a flush report, what the interpreter had not
+        read yet goes back ahead of the pending input."""
         if not data:
             return b""
         if data[0] & TIOCPKT_FLUSHREAD:
-            self._gate.flushed()
+            self._to_child[:0] = self._gate.flushed(self._interpreter_pid())
             self._code_since = None  # a flush: code starts or ends
         return data[1:] if data[0] == 0 else b""
 
@@ -162,13 +169,24 @@ class PtyPump:
             if at == 0 and catches_sigint(pid):  # code that may end in a moment: it waits
                 return False
         chunk = self._gate.chunk(pid, bytes(pending[:len(pending) if at < 0 else max(at, 1)]))
-        if not chunk:
+        if not chunk or not self._drain_child():
             return False
         written = _write(self._child, chunk)
-        self._gate.wrote(written)
+        self._gate.wrote(chunk, written)
         self._child_full = written < len(chunk)
         del pending[:written]
         return written > 0
+
+    def _drain_child(self):
+        """Before a write: take the output (and flush reports) the interpreter has made, so
+        that no flush it made before is taken for one of the bytes about to be written.
+        False when it is gone."""
+        for _ in range(64):
+            if not select.select([self._child], [], [], 0)[0]:
+                return True
+            if not self._from_child():
+                return False
+        return True
 
     def _runs_code(self, pid):
         """Whether MicroPython has run code (its SIGINT handler installed) for SETTLE now."""

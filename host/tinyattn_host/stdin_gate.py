@@ -8,7 +8,9 @@ keeps the bytes itself and writes them only while the interpreter is blocked rea
 stdin (process_state): at the REPL (a one-byte read) up to and including the next byte that
 may end a line or switch a mode, to a program that reads more (the link) what it may take.
 The next bytes wait until the interpreter has read those (its read count has grown by as
-much), or until its terminal reported a flush (they were lost: nothing else waits for them).
+much), or until its terminal reports a flush: then the bytes it had not read yet (its read
+count tells how many it had) go back to the head of the pending input, as a board would still
+hold them (a program that ends before reading all the host sent: the link after EXIT).
 """
 
 from .process_state import LINE, UNKNOWN, bytes_read, waits_for_input
@@ -22,18 +24,22 @@ STREAM_CHUNK = 4096  # bytes written at once to a program reading a stream
 class StdinGate:
     """Decides how much of the host's pending input to write now to interpreter process
     `pid` (`chunk`); told what was written (`wrote`) and when the interpreter's terminal
-    flushed its input (`flushed`). `reset()` for a new interpreter."""
+    flushed its input (`flushed`: it returns what to write again). One per interpreter."""
 
     def __init__(self):
-        self.reset()
-
-    def reset(self):
         self._taken = None  # the interpreter's read count when the last chunk was chosen
-        self._expected = None  # the read count at which the last write is all taken
+        self._written = b""  # the last chunk written, until it is all read
+        self._expected = None  # the read count at which it is all read
 
-    def flushed(self):
-        """The interpreter's terminal discarded its input: nothing written waits any more."""
+    def flushed(self, pid):
+        """The interpreter's terminal discarded its input: return the bytes of the last
+        chunk it had not read (to be written again)."""
+        if self._expected is None:
+            return b""
         self._expected = None
+        taken = bytes_read(pid)
+        read = len(self._written) if taken is None else taken - self._taken
+        return self._written[max(0, read):]
 
     def chunk(self, pid, pending):
         """The head of `pending` (bytes) to write now; b"" when it must wait."""
@@ -53,7 +59,8 @@ class StdinGate:
             return pending[:min(ends) + 1] if ends else pending
         return pending[:STREAM_CHUNK]
 
-    def wrote(self, count):
-        """`count` bytes of the last chunk went to the interpreter's terminal."""
+    def wrote(self, chunk, count):
+        """The first `count` bytes of `chunk` went to the interpreter's terminal."""
         if count and self._taken is not None:
+            self._written = chunk[:count]
             self._expected = self._taken + count
