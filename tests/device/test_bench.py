@@ -6,8 +6,9 @@ import re
 
 import pytest
 
-from tinyattn_host import bench, benchreport, unixport
-from tinyattn_host.unixport import DEVICE_DIR
+from tinyattn_host.bench import bench, benchreport
+from tinyattn_host.virtual import unixport
+from tinyattn_host.virtual.unixport import DEVICE_DIR
 
 PLAN = bench.PLAN
 OTHER = "## micropython 0.0.0 on elsewhere, 32-bit, ulab 1.0\n\nkept as it was\n"

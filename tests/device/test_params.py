@@ -2,7 +2,7 @@
 says (tests/board/case_params.py), and the host's loaded copy agrees with PyTorch's names."""
 
 from board_cases import board_test
-from tinyattn_host.shared import device_module
+from tinyattn_host.device_modules import device_module
 
 SPECS = [
     ["Dense", 4, 3], ["Dense", 5, 2, False], ["Activation", "gelu"], ["Tokens", 4],

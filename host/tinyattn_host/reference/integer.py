@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..shared import device_module
+from ..device_modules import device_module
 
 INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
 EXP_HI = np.array([round(32768 * math.exp(-k / 8)) for k in range(89)], dtype=np.int64)

@@ -11,7 +11,7 @@ its commands from one table.
 import importlib.util
 from functools import lru_cache
 
-from .unixport import DEVICE_DIR
+from .virtual.unixport import DEVICE_DIR
 
 
 @lru_cache(maxsize=None)

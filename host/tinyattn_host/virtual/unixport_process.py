@@ -2,8 +2,8 @@
 
 `boot` starts one with a folder as its flash (`/`) and its stdin and stdout on a raw pty (a
 tty, so its REPL is interactive); `has_raw_repl` asks an interpreter what the virtual board
-needs to know (process_state says what a running one is doing). Every process started here dies with the thread that started
-it, so a host that is killed leaves none behind.
+needs to know (process_state says what a running one is doing). Every process started here
+dies with the thread that started it, so a host that is killed leaves none behind.
 """
 
 import ctypes
