@@ -55,7 +55,7 @@ class VirtualBoard(PtyPump):
         self._thread = None
         self._stopping = False
         self._wake_r = self._wake_w = None
-        self._host = self._child = None
+        self._host = self._child = self._child_tty = None
 
     @property
     def banner(self):
