@@ -163,9 +163,12 @@ def test_stop_leaves_no_process_or_thread(tmp_path):
 
 
 def test_cli_prints_the_port_and_stops_on_interrupt(tmp_path):
+    # SIGINT's default action in the command, as in a terminal: a test run started in the
+    # background (`make test &`) ignores SIGINT, and its children would inherit that
     cli = subprocess.Popen([sys.executable, "-m", "tinyattn_host", "virtual-board",
                             "--flash", str(tmp_path / "flash")],
-                           stdout=subprocess.PIPE, text=True)
+                           stdout=subprocess.PIPE, text=True,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         banner = cli.stdout.readline()
         port_line = cli.stdout.readline()
