@@ -3,8 +3,8 @@
     .venv/bin/python -m tinyattn_host bench [--port P] [--out build/bench] [--quick]
                       [--doc docs/performance.md] [--repeats N] [--cap S] [--heap 256k]
 
-The device side is the tinyattn-bench mip package (tinyattn/bench.py, benchfit.py,
-benchplan.py): it prints each result as one JSON line as it measures. With a port,
+The device side is the tinyattn-bench mip package (the folder tinyattn/bench/: __init__.py, fit.py,
+plan.py): it prints each result as one JSON line as it measures. With a port,
 `tinyattn.bench.run()` runs on the board (deployed first when needed), all in its own heap.
 Without one, on the MicroPython unix port ($MICROPYTHON, else the one installed here; the ulab
 stand-in when it has no ulab), with the package compiled to .mpy as `make deploy` ships it:
@@ -34,7 +34,7 @@ TIMING_HEAP = "16m"
 SILENCE = 600  # seconds the board may print nothing (one measurement) before it is given up
 
 
-PLAN = device_module("benchplan")  # the definitions the device uses too
+PLAN = device_module("bench/plan")  # the definitions the device uses too
 
 
 def _seconds(value):
@@ -150,8 +150,8 @@ def _last_line(lines):
 
 
 def fits(S, checkpoint, heap, device_dir):
-    """benchfit.fits(S) in a fresh interpreter started with -X heapsize=heap."""
-    code = "from tinyattn.benchfit import fits\nprint(fits(%d, %d, %d, %r))" % (
+    """bench.fit.fits(S) in a fresh interpreter started with -X heapsize=heap."""
+    code = "from tinyattn.bench.fit import fits\nprint(fits(%d, %d, %d, %r))" % (
         S, PLAN.LARGEST_E, PLAN.LARGEST_H, checkpoint)
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "fits.py"
@@ -181,7 +181,7 @@ def largest_fresh(collector, heap, limit, device_dir):
 
 
 def smallest_heap(S, checkpoint, device_dir, low=32, high=2048, step=4):
-    """The smallest -X heapsize in KB (to `step`) with which benchfit.fits(S) completes in a
+    """The smallest -X heapsize in KB (to `step`) with which bench.fit.fits(S) completes in a
     fresh interpreter, by bisection between low and high (None: not even in high). A heap
     found to complete while one `step` KB smaller fails; fragmentation can let a still
     smaller heap complete, which is why the largest S is scanned instead."""
@@ -254,7 +254,7 @@ def on_board(collector, port, quick):
     collector.results["header"]["package"] = "as deployed on the board"
 
 
-KERNEL_SOURCES = ("kernels.py", "qkernels_attend.py")  # linear; the attention core
+KERNEL_SOURCES = ("int8/kernels.py", "int8/kernels_attend.py")  # linear; the attention core
 
 
 def chip_cost():
@@ -293,6 +293,10 @@ def bench_command(args):
     (args.out / "bench.json").write_text(json.dumps(results, indent=1) + "\n")
     section = benchreport.write(results, args.doc)
     print(section)
+    if not args.quick:  # the kernels' machine code in qemu-system-xtensa (its own section)
+        from ..emulator.counts import bench_section
+
+        print(bench_section(args.doc))
     progress.log("wrote %s, %s and %s" % (args.out / "bench.json", args.doc,
                                           benchreport.plot_path(args.doc, results["header"])))
     return 0

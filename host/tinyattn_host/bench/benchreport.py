@@ -9,8 +9,9 @@ KB = 1024.0
 INTRO = """\
 # Performance
 
-Written by `make bench` (`python -m tinyattn_host.bench`): one section per interpreter or
-board, replaced when `make bench` runs there again. Do not edit by hand.
+Written by `make bench` (`python -m tinyattn_host bench`): one section per interpreter or
+board, replaced when `make bench` runs there again; the section on the emulated chip by
+`make emulate` (and `make bench`). Do not edit by hand.
 
 How it measures (the device side is the `tinyattn.bench` mip package; the host renders):
 
@@ -19,7 +20,7 @@ How it measures (the device side is the `tinyattn.bench` mip package; the host r
   fewer when a round passes the cap), the median of each; every ratio comes from one process.
   `skip`: predicted (from the path's time per multiply-add on the last shape) to take longer
   than the cap; `OOM`: MemoryError. The int8 path is the public one:
-  `tinyattn.quant.quantize(model, calibration).forward(x)`.
+  `tinyattn.int8.quantize(model, calibration).forward(x)`.
 - **Heap** of a shape: the spec's formulas beside `cache_bytes()` and `held`, the heap a
   forward leaves allocated (`gc.mem_alloc()` after it minus before, on a fresh layer).
 - **Smallest heap** (unix port only): the smallest `-X heapsize` with which forward plus

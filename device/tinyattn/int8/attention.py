@@ -1,0 +1,184 @@
+"""Multi-head self-attention in int8 (the float Attention's masks and causal flag).
+
+Five kernel calls a forward: the Q, K and V projections (each requantized to int8 as it is
+made; K and V written as offset binary, V transposed per sequence so that P V reads rows),
+the attention core (scores Q_h K_h^T, integer softmax to Q0.15, P V_h requantized into the
+context, for every sequence, head and query), and the output projection (int8, or int32 when
+it is the model's last layer).
+"""
+
+import array
+
+from . import kernels
+from . import kernels_attend
+from .layers import flip
+from ..link.wire import MAX_SEQ_LEN
+from .numbers import (dequantize, fixed_point, int32_bias, int8_weights, multiplier,
+                       quantize_tensor, scale_for, shape2)
+
+PROJECTIONS = ("q", "k", "v", "o")
+
+
+class QAttention:
+    """Self-attention of int8 x (B*S, E); `seq_len` is fixed for a Sequential's layer, else
+    None (then give it to forward). Weights offset binary, biases int32 (or None); mults
+    {q, k, v, score, ctx, out (None: int32 output)}; scales {x, q, k, v, ctx, y, wq, ...}."""
+
+    kind = "SelfAttention"
+    FIELDS = {"E": "dim", "H": "dim", "seq_len": "dim?", "bias": "list",
+              "mults": {"q": "mult", "k": "mult", "v": "mult", "score": "mult", "ctx": "mult",
+                        "out": "mult?"},
+              "scales": {"x": "scale", "q": "scale", "k": "scale", "v": "scale", "ctx": "scale",
+                         "wq": "scale", "wk": "scale", "wv": "scale", "wo": "scale",
+                         "y": "scale?"}}
+
+    def __init__(self, embed_dim, num_heads, seq_len, weights, biases, mults, scales):
+        self.embed_dim, self.num_heads, self.seq_len = embed_dim, num_heads, seq_len
+        self.head_dim = embed_dim // num_heads
+        self.weights, self.biases, self.mults, self.scales = weights, biases, mults, scales
+        self.s_x, self.s_y = scales["x"], scales["y"]
+        E = embed_dim
+        self.headers = dict(
+            (n, kernels.linear_header(E, E, biases[n], mults["out" if n == "o" else n]))
+            for n in PROJECTIONS)
+        self.core, self._shape = None, None
+        self.Q = self.K = self.VT = self.ctx = self.out = None
+
+    @staticmethod
+    def from_float(layer, stats, s_x, s_y, seq_len):
+        """From a float Attention and its calibration_stats() {q, k, v: max |.|}."""
+        E, D = layer.embed_dim, layer.head_dim
+        weights, biases, scales = {}, {}, {"x": s_x, "y": s_y}
+        for n in PROJECTIONS:
+            weights[n], scales["w" + n] = int8_weights(getattr(layer, "W" + n))
+        mults = {}
+        for n in ("q", "k", "v"):
+            scales[n] = scale_for(stats[n])
+            s_acc = s_x * scales["w" + n]
+            biases[n] = int32_bias(getattr(layer, "b" + n), s_acc, E)
+            mults[n] = multiplier(s_acc, scales[n])
+        # each context row is a convex combination of V rows: V's scale never saturates,
+        # whatever mask or causal flag the calibration did not see
+        scales["ctx"] = scales["v"]
+        s_acc = scales["ctx"] * scales["wo"]
+        biases["o"] = int32_bias(layer.bo, s_acc, E)
+        mults["out"] = None if s_y is None else multiplier(s_acc, s_y)
+        score = scales["q"] * scales["k"] / (D ** 0.5) * kernels_attend.EXP_STEPS
+        mults["score"] = fixed_point(score, kernels_attend.EXP_LIMIT)
+        mults["ctx"] = multiplier(scales["v"] / kernels_attend.PROB_ONE, scales["ctx"])
+        return QAttention(E, layer.num_heads, seq_len, weights, biases, mults, scales)
+
+    def out_scale(self):
+        s = self.scales
+        return s["ctx"] * s["wo"] if self.mults["out"] is None else s["y"]
+
+    def plan(self, src, rows, cols, seq_len=None, trace=False):
+        E, H, D = self.embed_dim, self.num_heads, self.head_dim
+        S = self.seq_len if seq_len is None else seq_len
+        if cols != E:
+            raise ValueError("x has %d columns, the attention needs %d" % (cols, E))
+        if not isinstance(S, int) or S < 1 or rows % S:
+            raise ValueError("x has %d rows, not a multiple of the sequence length %r"
+                             % (rows, S))
+        if self._shape != (rows, S):
+            n = rows * E
+            self.Q, self.ctx = array.array("b", bytes(n)), array.array("b", bytes(n))
+            self.K, self.VT = bytearray(n), bytearray(n)  # offset binary
+            self.out = array.array("i" if self.mults["out"] is None else "b",
+                                   bytes(n * (4 if self.mults["out"] is None else 1)))
+            self.core = kernels_attend.attend_header(S, H, D, self.mults["score"], self.mults["ctx"])
+            self._shape = (rows, S)
+        h, w = self.headers, self.weights
+        kernels.bind_linear(h["q"], w["q"], rows, src, self.Q)
+        kernels.bind_linear(h["k"], w["k"], rows, src, self.K, add=128)
+        kernels.bind_linear(h["v"], w["v"], rows, src, self.VT, dst_row=1, dst_col=S, group=S,
+                            group_stride=E * S, add=128)
+        self.trace_scores = self.trace_probs = None
+        if trace:
+            self.trace_scores = array.array("i", bytes(4 * rows * H * S))
+            self.trace_probs = array.array("H", bytes(2 * rows * H * S))
+        kernels_attend.bind_attend(self.core, rows, self.Q, self.K, self.VT, self.ctx,
+                            self.trace_scores, self.trace_probs)
+        kernels.bind_linear(h["o"], w["o"], rows, self.ctx, self.out)
+        return self.out, rows, E
+
+    def run(self):
+        linear, h, w = kernels.linear, self.headers, self.weights
+        linear(h["q"], w["q"])
+        linear(h["k"], w["k"])
+        linear(h["v"], w["v"])
+        kernels_attend.attend(self.core)
+        linear(h["o"], w["o"])
+
+    def forward_int(self, x, rows, cols, trace=None, seq_len=None, keep=None, causal=False):
+        """int8 x (B*S, E) to int8 (B*S, E) (int32 with mult out None), in the layer's buffer.
+
+        keep: B*S bytes, 0 where key j of sequence b is padding (b*S + j).
+        trace: a dict that gets every intermediate (Q, K, V, scores, probs, ctx, acc).
+        """
+        self.plan(x, rows, cols, seq_len, trace is not None)
+        kernels_attend.set_keep(self.core, keep, causal)
+        self.run()
+        if trace is not None:
+            S, E = self._shape[1], self.embed_dim
+            V = array.array("b", bytes(rows * E))
+            for r in range(rows):
+                first = r - r % S
+                for c in range(E):
+                    V[r * E + c] = self.VT[first * E + c * S + r - first] - 128
+            trace.update(Q=self.Q, K=flip(self.K), V=V, ctx=self.ctx,
+                         scores=self.trace_scores, probs=self.trace_probs, acc=self.out)
+        return self.out, rows, self.embed_dim
+
+    def forward(self, x, seq_len=None, mask=None, causal=False):
+        """Float x (B*S, E) to float (B*S, E); mask (B, S) of 0/1 as for Attention."""
+        rows, cols = shape2(x)
+        keep = keep_bytes(mask, rows, self.seq_len if seq_len is None else seq_len)
+        xq = quantize_tensor(x, self.s_x)
+        y, rows, cols = self.forward_int(xq, rows, cols, seq_len=seq_len, keep=keep,
+                                         causal=causal)
+        return dequantize(y, rows, cols, self.out_scale())
+
+    def spec(self):
+        return {"kind": "SelfAttention", "E": self.embed_dim, "H": self.num_heads,
+                "seq_len": self.seq_len, "mults": self.mults, "scales": self.scales,
+                "bias": [n for n in PROJECTIONS if self.biases[n] is not None]}
+
+    def arrays(self, prefix):
+        E = self.embed_dim
+        out = [(prefix + "W" + n, flip(self.weights[n]), "b", (E, E)) for n in PROJECTIONS]
+        out += [(prefix + "b" + n, self.biases[n], "i", (E,)) for n in PROJECTIONS
+                if self.biases[n] is not None]
+        return out
+
+    @staticmethod
+    def check_spec(where, spec):
+        """What FIELDS cannot say of a description (at `where`); ValueError naming the field."""
+        if spec["E"] % spec["H"]:
+            raise ValueError("%s: 'E' (%d) must be a multiple of 'H' (%d)"
+                             % (where, spec["E"], spec["H"]))
+        if spec["seq_len"] is not None and spec["seq_len"] > MAX_SEQ_LEN:
+            raise ValueError("%s: 'seq_len' %d is over %d" % (where, spec["seq_len"], MAX_SEQ_LEN))
+        for name in spec["bias"]:
+            if name not in PROJECTIONS:
+                raise ValueError("%s: 'bias' lists q, k, v, o, got %r" % (where, name))
+
+    @staticmethod
+    def from_spec(spec, arrays, prefix):
+        weights = dict((n, flip(arrays[prefix + "W" + n])) for n in PROJECTIONS)
+        biases = dict((n, arrays.get(prefix + "b" + n)) for n in PROJECTIONS)
+        mults = dict((k, None if v is None else tuple(v)) for k, v in spec["mults"].items())
+        return QAttention(spec["E"], spec["H"], spec["seq_len"], weights, biases, mults,
+                          spec["scales"])
+
+
+def keep_bytes(mask, rows, S):
+    """A float mask (B, S) of 0/1 (1 keeps a key) as the B*S bytes of kernels_attend.set_keep, or
+    None for no mask; rows = B*S."""
+    if mask is None:
+        return None
+    if getattr(mask, "shape", None) != (rows // S, S):
+        raise ValueError("mask must have shape (%d, %d), got %r"
+                         % (rows // S, S, getattr(mask, "shape", None)))
+    return bytearray(1 if v != 0 else 0 for row in mask for v in row.tolist())
+

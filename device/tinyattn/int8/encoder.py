@@ -1,0 +1,272 @@
+"""The int8 encoder: PyTorch's TransformerEncoderLayer, and the int8 form of every encoder
+layer kind (quantize_layer; LayerNorm and the positional add are in qnorm.py).
+
+A QTransformerEncoderLayer is QAttention, two residual adds (both inputs requantized to the
+sum's scale, rounded once), two QLayerNorms and the feed-forward block: QDense with the ReLU
+folded into its saturation (lo = 0), or QDense, the GELU as a 256-entry table (QActivation),
+QDense. It follows the contract of qlayers: planned once per shape, run with no allocation.
+"""
+
+import array
+
+from . import kernels_attend
+from . import kernels_norm as nk
+from ..nn.encoder import TransformerEncoderLayer
+from ..nn.gelu import Gelu
+from ..nn.norm import LayerNorm
+from ..nn.positional import PositionalEmbedding
+from .attention import QAttention, keep_bytes
+from .layers import QActivation, QDense
+from .norm import QLayerNorm, QPositional, add_multipliers
+from .numbers import dequantize, max_abs, quantize_tensor, scale_for, shape2
+
+GELU = "gelu_erf"
+"""The QActivation name of the GELU table (made from gelu.Gelu, the erf form)."""
+
+
+# ---- the encoder layer -----------------------------------------------------------------------
+PARTS = ("self_attn", "linear1", "act", "linear2", "norm1", "norm2")
+_PART_KINDS = {"self_attn": QAttention, "linear1": QDense, "act": QActivation,
+               "linear2": QDense, "norm1": QLayerNorm, "norm2": QLayerNorm}
+
+
+def encoder_stats(layer, x):
+    """Run a float TransformerEncoderLayer on x through its parts' public forwards; returns
+    (y, {name: max |.|}) of every intermediate the int8 layer quantizes (and Q, K, V)."""
+    if layer.seq_len is None:
+        raise ValueError("quantizing a TransformerEncoderLayer needs its seq_len: make it "
+                         "with TransformerEncoderLayer(..., seq_len=S)")
+    stats = {}
+
+    def seen(name, value):
+        stats[name] = max_abs(value)
+        return value
+
+    def sa(z):
+        a = layer.self_attn.forward(z, layer.seq_len, causal=layer.causal)
+        stats["attention"] = layer.self_attn.calibration_stats()
+        return seen("a", a)
+
+    def ff(z):
+        f = seen("f1", layer.linear1.forward(z))
+        f = seen("act", layer.activation.forward(f))
+        return seen("f2", layer.linear2.forward(f))
+
+    if layer.norm_first:
+        h = seen("h", x + sa(seen("n1", layer.norm1.forward(x))))
+        y = h + ff(seen("n2", layer.norm2.forward(h)))
+    else:
+        h = seen("h", layer.norm1.forward(seen("h0", x + sa(x))))
+        y = layer.norm2.forward(seen("y0", h + ff(h)))
+    stats["out"] = max_abs(y)
+    return y, stats
+
+
+class QTransformerEncoderLayer:
+    """PyTorch's TransformerEncoderLayer in int8 (see encoder.py for the float form):
+
+        norm_first=False:  h = norm1(x + self_attn(x));  y = norm2(h + ff(h))
+        norm_first=True:   h = x + self_attn(norm1(x));  y = h + ff(norm2(h))
+
+    parts {self_attn, linear1, act (None for ReLU, folded into linear1), linear2, norm1,
+    norm2}; adds (mults of the first and second residual add)."""
+
+    kind = "TransformerEncoderLayer"
+    FIELDS = {"seq_len": "dim", "norm_first": "bool", "causal": "bool", "adds": "adds",
+              "s_x": "scale", "s_y": "scale", "parts": "dict"}
+
+    def __init__(self, parts, adds, norm_first, seq_len, causal, s_x, s_y):
+        self.parts, self.adds = parts, adds
+        self.norm_first, self.seq_len, self.causal = norm_first, seq_len, causal
+        self.s_x, self.s_y = s_x, s_y
+        self.E = parts["self_attn"].embed_dim
+        self.add1, self.add2 = nk.add_header(self.E, adds[0]), nk.add_header(self.E, adds[1])
+        self._rows = self._bufs = self._source = self._out = None
+
+    @staticmethod
+    def from_float(layer, stats, s_x, s_y):
+        """From a float TransformerEncoderLayer and its encoder_stats; output int8 at s_y."""
+        sc = lambda name: scale_for(stats[name])  # noqa: E731
+        S, parts = layer.seq_len, {}
+
+        def attention(s_in):
+            parts["self_attn"] = QAttention.from_float(layer.self_attn, stats["attention"],
+                                                       s_in, sc("a"), S)
+            return sc("a")
+
+        def ff(s_in):
+            relu = layer.activation_name == "relu"
+            parts["linear1"] = QDense.from_float(layer.linear1, s_in, sc("act" if relu else "f1"),
+                                                 0 if relu else -128)
+            s_f = sc("act")
+            parts["act"] = None if relu else QActivation.from_float(
+                GELU, layer.activation.forward, sc("f1"), s_f)
+            parts["linear2"] = QDense.from_float(layer.linear2, s_f, sc("f2"))
+            return sc("f2")
+
+        def norm(name, s_in, s_out):
+            parts[name] = QLayerNorm.from_float(getattr(layer, name), s_in, s_out)
+            return s_out
+
+        if layer.norm_first:
+            s_a = attention(norm("norm1", s_x, sc("n1")))
+            s_h = sc("h")
+            adds = [add_multipliers(s_x, s_a, s_h)]
+            adds.append(add_multipliers(s_h, ff(norm("norm2", s_h, sc("n2"))), s_y))
+        else:
+            s_h0 = sc("h0")
+            adds = [add_multipliers(s_x, attention(s_x), s_h0)]
+            s_h = norm("norm1", s_h0, sc("h"))
+            s_y0 = sc("y0")
+            adds.append(add_multipliers(s_h, ff(s_h), s_y0))
+            norm("norm2", s_y0, s_y)
+        return QTransformerEncoderLayer(parts, adds, layer.norm_first, S, layer.causal, s_x,
+                                        s_y)
+
+    def out_scale(self):
+        return self.s_y
+
+    def plan(self, src, rows, cols):
+        p = self.parts
+        if cols != self.E:
+            raise ValueError("x has %d columns, the encoder layer needs %d" % (cols, self.E))
+        if rows != self._rows:
+            self._bufs = [array.array("b", bytes(rows * cols)) for _ in range(2)]
+            self._rows = rows
+        first, second = self._bufs
+        if self.norm_first:
+            n1 = p["norm1"].plan(src, rows, cols)[0]
+            nk.bind_add(self.add1, rows, src, p["self_attn"].plan(n1, rows, cols)[0], first)
+            f = self._plan_ff(p["norm2"].plan(first, rows, cols)[0], rows)
+            nk.bind_add(self.add2, rows, first, f, second)
+            y = second
+        else:
+            nk.bind_add(self.add1, rows, src, p["self_attn"].plan(src, rows, cols)[0], first)
+            h = p["norm1"].plan(first, rows, cols)[0]
+            nk.bind_add(self.add2, rows, h, self._plan_ff(h, rows), second)
+            y = p["norm2"].plan(second, rows, cols)[0]
+        kernels_attend.set_keep(p["self_attn"].core, None, self.causal)
+        self._source, self._out = src, (y, rows, cols)
+        return self._out
+
+    def _plan_ff(self, src, rows):
+        p = self.parts
+        f, rows, cols = p["linear1"].plan(src, rows, self.E)
+        if p["act"] is not None:
+            f = p["act"].plan(f, rows, cols)[0]
+        return p["linear2"].plan(f, rows, cols)[0]
+
+    def run(self):
+        p = self.parts
+        attention, linear2 = p["self_attn"], p["linear2"]
+        if self.norm_first:
+            p["norm1"].run()
+            attention.run()
+            nk.add(self.add1, attention.out)
+            p["norm2"].run()
+            self._run_ff()
+            nk.add(self.add2, linear2.out)
+        else:
+            attention.run()
+            nk.add(self.add1, attention.out)
+            p["norm1"].run()
+            self._run_ff()
+            nk.add(self.add2, linear2.out)
+            p["norm2"].run()
+
+    def _run_ff(self):
+        p = self.parts
+        p["linear1"].run()
+        if p["act"] is not None:
+            p["act"].run()
+        p["linear2"].run()
+
+    def intermediates(self):
+        """{name: buffer} of the last run: "attention", "h0"/"n1", "h", "f1", "act" (GELU),
+        "f2", "y0"/"n2", "y" (names of reference.integer_encoder.encoder_layer)."""
+        p = self.parts
+        first, second = self._bufs
+        out = {"attention": p["self_attn"].out, "f1": p["linear1"].out,
+               "f2": p["linear2"].out}
+        if p["act"] is not None:
+            out["act"] = p["act"].out
+        if self.norm_first:
+            out.update(n1=p["norm1"].out, h=first, n2=p["norm2"].out, y=second)
+        else:
+            out.update(h0=first, h=p["norm1"].out, y0=second, y=p["norm2"].out)
+        return out
+
+    def forward_int(self, x, rows, cols, keep=None, causal=None):
+        """int8 x (B*S, E) to int8 (B*S, E) in the layer's buffer; keep: B*S bytes, 0 where
+        key j of sequence b is padding; causal None: the layer's."""
+        if x is not self._source or rows != self._rows:
+            self.plan(x, rows, cols)
+        kernels_attend.set_keep(self.parts["self_attn"].core, keep,
+                         self.causal if causal is None else causal)
+        self.run()
+        return self._out
+
+    def forward(self, x, mask=None, causal=None):
+        """Float x (B*S, E) to float (B*S, E); mask (B, S) of 0/1 as for the float layer."""
+        rows, cols = shape2(x)
+        keep = keep_bytes(mask, rows, self.seq_len)
+        y, rows, cols = self.forward_int(quantize_tensor(x, self.s_x), rows, cols, keep, causal)
+        return dequantize(y, rows, cols, self.s_y)
+
+    def spec(self):
+        return {"kind": "TransformerEncoderLayer", "seq_len": self.seq_len,
+                "norm_first": self.norm_first, "causal": self.causal,
+                "adds": [list(a) for a in self.adds], "s_x": self.s_x, "s_y": self.s_y,
+                "parts": dict((n, part.spec()) for n, part in self.parts.items()
+                              if part is not None)}
+
+    def arrays(self, prefix):
+        out = []
+        for name in PARTS:
+            if self.parts[name] is not None:
+                out += self.parts[name].arrays(prefix + name + ".")
+        return out
+
+    @staticmethod
+    def check_spec(where, spec):
+        """Each part's description against its int8 layer's FIELDS (act only for GELU)."""
+        from .spec import check_layer_spec
+
+        for name in spec["parts"]:
+            if name not in _PART_KINDS:
+                raise ValueError("%s: 'parts' has %r; its parts are %s"
+                                 % (where, name, ", ".join(PARTS)))
+        for name in PARTS:
+            if name in spec["parts"]:
+                check_layer_spec(where + ".parts." + name, spec["parts"][name], _PART_KINDS[name])
+            elif name != "act":
+                raise ValueError("%s: 'parts' lacks %r" % (where, name))
+
+    @staticmethod
+    def from_spec(spec, arrays, prefix):
+        specs = spec["parts"]
+        parts = dict((n, _PART_KINDS[n].from_spec(specs[n], arrays, prefix + n + ".")
+                      if n in specs else None) for n in PARTS)
+        return QTransformerEncoderLayer(parts, [tuple(a) for a in spec["adds"]],
+                                        spec["norm_first"], spec["seq_len"], spec["causal"],
+                                        spec["s_x"], spec["s_y"])
+
+
+LAYERS = (QLayerNorm, QPositional, QTransformerEncoderLayer)
+"""The int8 layers of this module, for quant.KINDS."""
+
+
+def quantize_layer(layer, stats, s_x, s_y):
+    """The int8 form of a float LayerNorm, PositionalEmbedding, Gelu or TransformerEncoderLayer
+    (stats: max |.| of its output, and encoder_stats for an encoder layer; s_y None: the
+    output's scale from them)."""
+    s_y = s_y or scale_for(stats["out"])
+    if isinstance(layer, TransformerEncoderLayer):
+        return QTransformerEncoderLayer.from_float(layer, stats, s_x, s_y)
+    if isinstance(layer, LayerNorm):
+        return QLayerNorm.from_float(layer, s_x, s_y)
+    if isinstance(layer, PositionalEmbedding):
+        return QPositional.from_float(layer, s_x, s_y)
+    if isinstance(layer, Gelu):
+        return QActivation.from_float(GELU, layer.forward, s_x, s_y)
+    raise ValueError("cannot quantize a %s layer" % type(layer).__name__)

@@ -1,0 +1,206 @@
+"""The int8 layers: each is built once, planned once per input shape, then run with no checks.
+
+Contract of a quantized layer (QSequential relies on nothing else):
+- `kind`, `s_x` (input scale), `out_scale()`;
+- `plan(src, rows, cols)`: make (once per row count) and bind the buffers for int8 input `src`
+  of that shape, check everything, return (output buffer, rows, cols);
+- `run()`: the kernels, positionally, no allocation;
+- `spec()`, `arrays(prefix)` and `from_spec(spec, arrays, prefix)`: the saved form, weights
+  as int8 (kept in memory as offset binary, w + 128, which the kernels load without a sign
+  step).
+"""
+
+import array
+
+from ulab import numpy as np
+
+from . import kernels
+from .numbers import int32_bias, int8_weights, multiplier, quantize_tensor
+
+_FLIP = bytearray(u ^ 128 for u in range(256))  # int8 <-> offset binary, as a lookup table
+
+
+def flip(buf):
+    """A copy of an int8 buffer as offset binary, or of an offset-binary one as int8."""
+    out = array.array("b", bytes(len(buf)))
+    kernels.lookup(buf, out, len(buf), _FLIP)
+    return out
+
+
+def _int8(n):
+    return array.array("b", bytes(n))
+
+
+def _tuple(mult):
+    return None if mult is None else tuple(mult)
+
+
+class QDense:
+    """y = x W^T + b: int32 accumulator, then requantized to int8 (or kept, mult None)."""
+
+    kind = "Dense"
+    FIELDS = {"in": "dim", "out": "dim", "mult": "mult?", "s_x": "scale", "s_w": "scale",
+              "s_y": "scale?", "lo": "lo"}
+
+    def __init__(self, in_features, out_features, W, b, mult, s_x, s_w, s_y, lo=-128):
+        self.in_features, self.out_features = in_features, out_features
+        self.W, self.b, self.mult = W, b, mult  # W offset binary (out, in)
+        self.s_x, self.s_w, self.s_y, self.lo = s_x, s_w, s_y, lo  # lo 0: a ReLU folded in
+        self.header = kernels.linear_header(out_features, in_features, b, mult, lo)
+        self.out, self._rows = None, None
+
+    @staticmethod
+    def from_float(layer, s_x, s_y, lo=-128):
+        """From a float Dense; s_y None keeps the int32 accumulator."""
+        W, s_w = int8_weights(layer.W)
+        b = int32_bias(layer.b, s_x * s_w, layer.in_features)
+        mult = None if s_y is None else multiplier(s_x * s_w, s_y)
+        return QDense(layer.in_features, layer.out_features, W, b, mult, s_x, s_w, s_y, lo)
+
+    def out_scale(self):
+        return self.s_x * self.s_w if self.mult is None else self.s_y
+
+    def plan(self, src, rows, cols):
+        if cols != self.in_features:
+            raise ValueError("x has %d columns, Dense needs %d" % (cols, self.in_features))
+        n = self.out_features
+        if rows != self._rows:
+            self.out = array.array("i" if self.mult is None else "b",
+                                   bytes(rows * n * (4 if self.mult is None else 1)))
+            self._rows = rows
+        kernels.bind_linear(self.header, self.W, rows, src, self.out)
+        return self.out, rows, n
+
+    def run(self):
+        kernels.linear(self.header, self.W)
+
+    def spec(self):
+        return {"kind": "Dense", "in": self.in_features, "out": self.out_features,
+                "mult": self.mult, "s_x": self.s_x, "s_w": self.s_w, "s_y": self.s_y,
+                "lo": self.lo}
+
+    def arrays(self, prefix):
+        out = [(prefix + "W", flip(self.W), "b", (self.out_features, self.in_features))]
+        if self.b is not None:
+            out.append((prefix + "b", self.b, "i", (self.out_features,)))
+        return out
+
+    @staticmethod
+    def from_spec(spec, arrays, prefix):
+        return QDense(spec["in"], spec["out"], flip(arrays[prefix + "W"]),
+                      arrays.get(prefix + "b"), _tuple(spec["mult"]), spec["s_x"],
+                      spec["s_w"], spec["s_y"], spec.get("lo", -128))
+
+
+class QActivation:
+    """An activation as a 256-entry int8 table: table[v & 255] = round(f(v s_x) / s_y)."""
+
+    kind = "Activation"
+    FIELDS = {"name": "str", "s_x": "scale", "s_y": "scale"}
+
+    def __init__(self, name, table, s_x, s_y):
+        self.name, self.table, self.s_x, self.s_y = name, table, s_x, s_y
+        self.src, self.out, self._n = None, None, 0
+
+    @staticmethod
+    def from_float(name, forward, s_x, s_y):
+        """The table of a float function: forward(2-D ulab array) -> the same shape."""
+        values = [((u ^ 128) - 128) * s_x for u in range(256)]
+        y = forward(np.array([values]))
+        return QActivation(name, quantize_tensor(y, s_y), s_x, s_y)
+
+    def out_scale(self):
+        return self.s_y
+
+    def plan(self, src, rows, cols):
+        n = rows * cols
+        kernels.need("x", src, 1, n)
+        if self.out is None or len(self.out) != n:
+            self.out = _int8(n)
+        self.src, self._n = src, n
+        return self.out, rows, cols
+
+    def run(self):
+        kernels.table_lookup(self.src, self.out, self._n, self.table)
+
+    def spec(self):
+        return {"kind": "Activation", "name": self.name, "s_x": self.s_x, "s_y": self.s_y}
+
+    def arrays(self, prefix):
+        return [(prefix + "table", self.table, "b", (256,))]
+
+    @staticmethod
+    def from_spec(spec, arrays, prefix):
+        return QActivation(spec["name"], arrays[prefix + "table"], spec["s_x"], spec["s_y"])
+
+
+class QTokens:
+    """(B, S*E) to (B*S, E): the same bytes, another shape."""
+
+    kind = "Tokens"
+    FIELDS = {"seq_len": "dim", "s_x": "scale"}
+
+    def __init__(self, seq_len, s_x):
+        self.seq_len, self.s_x = seq_len, s_x
+
+    def out_scale(self):
+        return self.s_x
+
+    def plan(self, src, rows, cols):
+        if cols % self.seq_len:
+            raise ValueError("x has %d columns, not a multiple of seq_len %d"
+                             % (cols, self.seq_len))
+        return src, rows * self.seq_len, cols // self.seq_len
+
+    def run(self):
+        pass
+
+    def spec(self):
+        return {"kind": "Tokens", "seq_len": self.seq_len, "s_x": self.s_x}
+
+    def arrays(self, prefix):
+        return []
+
+    @staticmethod
+    def from_spec(spec, arrays, prefix):
+        return QTokens(spec["seq_len"], spec["s_x"])
+
+
+class QGlobalAvgPool:
+    """(B*S, E) to (B, E): int sums of each sequence's tokens, requantized by 1/S."""
+
+    kind = "GlobalAvgPool"
+    FIELDS = {"seq_len": "dim", "mult": "mult", "s_x": "scale", "s_y": "scale"}
+
+    def __init__(self, seq_len, mult, s_x, s_y):
+        self.seq_len, self.mult, self.s_x, self.s_y = seq_len, mult, s_x, s_y
+        self.header, self.out, self._cols = None, None, None
+
+    def out_scale(self):
+        return self.s_y
+
+    def plan(self, src, rows, cols):
+        S = self.seq_len
+        if rows % S:
+            raise ValueError("x has %d rows, not a multiple of seq_len %d" % (rows, S))
+        if cols != self._cols:
+            self.header, self._cols = kernels.pool_header(S, cols, self.mult), cols
+        B = rows // S
+        if self.out is None or len(self.out) != B * cols:
+            self.out = _int8(B * cols)
+        kernels.bind_pool(self.header, B, src, self.out)
+        return self.out, B, cols
+
+    def run(self):
+        kernels.pool(self.header)
+
+    def spec(self):
+        return {"kind": "GlobalAvgPool", "seq_len": self.seq_len, "mult": self.mult,
+                "s_x": self.s_x, "s_y": self.s_y}
+
+    def arrays(self, prefix):
+        return []
+
+    @staticmethod
+    def from_spec(spec, arrays, prefix):
+        return QGlobalAvgPool(spec["seq_len"], _tuple(spec["mult"]), spec["s_x"], spec["s_y"])

@@ -1,0 +1,133 @@
+"""The int8 model: QSequential, the registry of int8 layer kinds, and load(path).
+
+The int8 model takes float input, quantizes it once, runs only integer kernels and dequantizes
+its output; a last Dense (or Attention) keeps its int32 accumulator, which is dequantized
+directly. `save(path)` and `load(path)` use store's file format (kind "quantized"); convert.py
+makes one from a float model (quantize).
+"""
+
+from .. import store
+from .attention import QAttention
+from .layers import QActivation, QDense, QGlobalAvgPool, QTokens
+from .numbers import dequantize, quantize_into, quantize_tensor, shape2
+
+QUANTIZED = "quantized"
+KINDS = dict((cls.kind, cls) for cls in (QDense, QActivation, QTokens, QGlobalAvgPool, QAttention))
+"""The registry of int8 layers, by the `kind` saved in their spec (qencoder's join on first use)."""
+ENCODER_KINDS = ("LayerNorm", "PositionalEmbedding", "Gelu", "TransformerEncoderLayer")
+"""Float layers (and saved kinds) of qencoder, imported only for a model that has them: it and
+the float encoder modules take ~17 KB of a board's heap."""
+
+
+def layer_kind(kind=None):
+    """The int8 layer class of a saved `kind` (None for an unknown one); without a kind, the
+    names of every kind."""
+    _encoder("LayerNorm" if kind is None else kind)
+    if kind is None:
+        return sorted(KINDS)
+    return KINDS.get(kind)
+
+
+def _encoder(kind):
+    """The qencoder module when `kind` is one of ENCODER_KINDS (registered in KINDS), else None."""
+    if kind not in ENCODER_KINDS:
+        return None
+    from . import encoder as qencoder
+
+    KINDS.update((cls.kind, cls) for cls in qencoder.LAYERS)
+    return qencoder
+
+
+class QSequential:
+    """The int8 model: float input quantized once, int8 layers, dequantized output.
+
+    Buffers are made when the input's row count changes and reused after that; forward_int
+    returns the last layer's own buffer, overwritten by the next call.
+    """
+
+    def __init__(self, layers):
+        self.layers = list(layers)
+        self._source = self._rows = self._cols = None  # the input the layers are bound to
+        self._outputs = []
+        self._xq = None
+
+    @property
+    def in_scale(self):
+        return self.layers[0].s_x
+
+    def plan(self, x, rows, cols):
+        """Bind every layer for int8 input x (rows, cols); the kernels then run unchecked."""
+        self._source = None
+        outputs = []
+        source, in_rows, in_cols = x, rows, cols
+        for layer in self.layers:
+            x, rows, cols = layer.plan(x, rows, cols)
+            outputs.append((x, rows, cols))
+        self._outputs = outputs
+        self._source, self._rows, self._cols = source, in_rows, in_cols
+
+    def forward_int(self, x, rows, cols, trace=None):
+        """Run the integer layers on int8 x; returns (buffer, rows, cols) of the last.
+
+        trace: a list that gets (buffer, rows, cols) of every layer's output.
+        """
+        if self._source is not x or self._rows != rows or self._cols != cols:
+            self.plan(x, rows, cols)
+        for layer in self.layers:
+            layer.run()
+        if trace is not None:
+            trace.extend(self._outputs)
+        return self._outputs[-1]
+
+    def forward(self, x):
+        """Float x (B, features) to float outputs (logits), through integer kernels only."""
+        rows, cols = shape2(x)
+        if self._xq is None or len(self._xq) != rows * cols:
+            self._xq = quantize_tensor(x, self.in_scale)
+        else:
+            quantize_into(x, 1.0 / self.in_scale, -128, self._xq)
+        y, rows, cols = self.forward_int(self._xq, rows, cols)
+        return dequantize(y, rows, cols, self.layers[-1].out_scale())
+
+    def description(self):
+        """What `from_description` needs besides the arrays: {"layers": [spec, ...]}."""
+        return {"layers": [layer.spec() for layer in self.layers]}
+
+    def named_arrays(self):
+        """(name, buffer, typecode, shape) of every layer's arrays, named "<index>.<name>"."""
+        arrays = []
+        for i, layer in enumerate(self.layers):
+            arrays += layer.arrays("%d." % i)
+        return arrays
+
+    def save(self, path):
+        """Write the int8 model to `path` (store's format, kind "quantized")."""
+        store.write_file(path, QUANTIZED, self.description(), self.named_arrays())
+
+
+def from_description(description, arrays):
+    """The int8 model of `description()` and a dict name -> buffer of its arrays."""
+    layers = []
+    try:
+        for i, spec in enumerate(description["layers"]):
+            _encoder(spec["kind"])
+            layers.append(KINDS[spec["kind"]].from_spec(spec, arrays, "%d." % i))
+    except KeyError as err:
+        raise ValueError("the int8 model needs %s, which its description or arrays lack"
+                         % (err,))
+    except (TypeError, IndexError) as err:
+        raise ValueError("bad quantized model description: %r" % (err,))
+    if not layers:
+        raise ValueError("bad quantized model description: no layers")
+    return QSequential(layers)
+
+
+def load(path):
+    """The int8 model saved at `path` by QSequential.save."""
+    kind, meta, stored = store.read_file(path)
+    if kind != QUANTIZED:
+        raise ValueError("%s holds a %r model, not a %r one" % (path, kind, QUANTIZED))
+    try:
+        return from_description(meta, dict((name, value) for name, _, value in stored))
+    except ValueError as err:
+        raise ValueError("%s: %s" % (path, err))

@@ -1,0 +1,110 @@
+"""Numbers of the int8 path: fixed-point multipliers, and floats to int8 and back.
+
+Every format is symmetric (zero point 0): weights int8 in [-127, 127] with s_w = max|W| / 127;
+activations int8 in [-128, 127] with s = max|a| / 127 over the calibration set; biases int32
+at scale s_x s_w. A step from scale s_in to s_out is the real multiplier r = s_in / s_out,
+held as the ints (m, s, p, cap) of `fixed_point`; rounding is half up everywhere.
+"""
+
+import array
+import math
+
+from ulab import numpy as np
+
+from . import kernels
+from .fixedpoint import fixed_point
+
+SATURATE = 128
+"""|v r| beyond this saturates int8 whatever the rounding: the `limit` of a requantize."""
+
+_TO_INT8 = bytearray(u ^ 128 for u in range(256))  # offset binary u to the int8 u - 128
+
+
+def multiplier(s_in, s_out, limit=SATURATE):
+    """The fixed-point form of s_in / s_out."""
+    return fixed_point(s_in / s_out, limit)
+
+
+def round_half_up(v):
+    """Round half up, as the kernels do."""
+    return int(math.floor(v + 0.5))
+
+
+def max_abs(a):
+    """max |a| of a ulab array, as a float."""
+    return float(np.max(np.maximum(a, -a)))
+
+
+def scale_for(max_abs_value):
+    """int8 scale for values up to max_abs_value (a tiny floor keeps an all-zero tensor usable)."""
+    return max(max_abs_value, 1e-6) / 127.0
+
+
+def shape2(x):
+    """The shape of a 2-D ulab array, or ValueError."""
+    shape = getattr(x, "shape", None)
+    if shape is None or len(shape) != 2:
+        raise ValueError("x must be a 2-D ulab array, got shape %r" % (shape,))
+    return shape
+
+
+def quantize_tensor(x, scale, low=-128, out=None):
+    """A 2-D float array as int8 (row-major array 'b'): saturate(round(x / scale), low, 127).
+
+    Rounds half up: u = round(clamp(x / scale, low, 127) + 128) in [low + 128, 255] is made
+    by ulab's float to uint8 conversion (C's round(), half away from zero, on values >= 0),
+    then a table lookup turns u into the int8 u - 128. `out` (rows * cols items) is reused.
+    """
+    rows, cols = shape2(x)
+    if out is None:
+        out = array.array("b", bytes(rows * cols))
+    kernels.need("out", out, 1, rows * cols)
+    quantize_into(x, 1.0 / scale, low, out)
+    return out
+
+
+def quantize_into(x, inverse_scale, low, out):
+    """quantize_tensor's work, unchecked: out must hold the rows * cols of the 2-D x."""
+    total = float(np.sum(np.sum(x, axis=1)))
+    if total - total != 0:  # NaN or infinity, or finite numbers whose sum overflows
+        from ..nn.checks import all_finite
+
+        if not all_finite(x):
+            raise ValueError("x holds NaN or infinity; the int8 model takes finite input")
+    u = np.array(-np.maximum(-np.maximum(x * inverse_scale, float(low)), -127.0) + 128.0,
+                 dtype=np.uint8)
+    try:
+        u = memoryview(u)  # ulab's buffer
+    except TypeError:  # the stand-in has none
+        u = bytearray(u.flatten().tolist())
+    rows, cols = x.shape
+    kernels.table_lookup(u, out, rows * cols, _TO_INT8)
+
+
+def dequantize(values, rows, cols, scale):
+    """An int buffer of rows * cols items times scale, as a float (rows, cols) ulab array."""
+    y = np.array(values).reshape((rows, cols))
+    return y * scale
+
+
+def int8_weights(W):
+    """(offset-binary bytes of W row-major, s_w): per-tensor symmetric, [-127, 127]."""
+    s_w = scale_for(max_abs(W))
+    u = quantize_tensor(W, s_w, low=-127)
+    out = bytearray(len(u))
+    kernels.lookup(u, out, len(u), _TO_INT8)
+    return out, s_w
+
+
+def int32_bias(b, scale, depth):
+    """int32 b / scale, checked so that depth * 2^14 + |b_q| stays inside int32."""
+    if b is None:
+        return None
+    q = array.array("i", bytes(4 * len(b)))
+    room = 2147483647 - depth * 16384
+    for j, v in enumerate(b.tolist()):
+        q[j] = round_half_up(v / scale)
+        if abs(q[j]) > room:
+            raise ValueError("bias %d is %r at scale %r: the int32 accumulator would "
+                             "overflow" % (j, v, scale))
+    return q

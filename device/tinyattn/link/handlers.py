@@ -1,0 +1,297 @@
+"""The handlers of the link's messages: (session, head, arrays) -> (head, arrays of the reply).
+
+Each checks its head fields and arrays (records.py), then calls the package's public API.
+The reply's arrays are (name, ulab float array) or (name, buffer, typecode, shape) entries.
+`session` (link.Session) holds what the host has loaded.
+"""
+
+import gc
+import sys
+import time
+
+from .. import __version__
+from .framing import LinkError
+from .records import expect, field, integers, matrix, only, require_finite
+from .wire import (ATTENTION, BAD_VALUE, BENCH, BENCH_BUDGET_MS, CHUNK, FORWARD, FORWARD_INT8,
+                   GET_WEIGHTS, HELLO, LOAD_MODEL, LOAD_QMODEL, MAX_HEAD, MAX_MESSAGE,
+                   MAX_REPEAT, MAX_SCORES, MAX_SEQ_LEN, NO_MODEL, PROTOCOL, QUANTIZE, STATUS,
+                   TRAIN_STEP, TRANSFER)
+from .transfer import begin as transfer
+
+
+def need_model(session):
+    if session.model is None:
+        raise LinkError(NO_MODEL, "no model loaded: send LOAD_MODEL first")
+    return session.model
+
+
+def need_qmodel(session):
+    if session.qmodel is None:
+        raise LinkError(NO_MODEL, "no int8 model: send QUANTIZE or LOAD_QMODEL first")
+    return session.qmodel
+
+
+def hello(session, head, arrays):
+    only(head, ())
+    expect(arrays, ())
+    impl = sys.implementation
+    gc.collect()
+    return {
+        "protocol": PROTOCOL, "tinyattn": __version__,
+        "micropython": "%d.%d.%d" % impl.version[:3],
+        "machine": getattr(impl, "_machine", sys.platform), "platform": sys.platform,
+        "ulab": _ulab_version(), "mpy": getattr(impl, "_mpy", None),
+        "free": gc.mem_free(), "chunk": CHUNK, "max_message": session.max_message(),
+        "max_head": MAX_HEAD,
+    }, ()
+
+
+def status(session, head, arrays):
+    only(head, ())
+    expect(arrays, ())
+    return {
+        "kbd_intr": session.kbd_intr, "frames": session.frames, "errors": session.errors,
+        "model": session.model is not None, "qmodel": session.qmodel is not None,
+        "free": gc.mem_free(),
+    }, ()
+
+
+def attention(session, head, arrays):
+    """One Attention forward with the weights sent; y and optionally the weights A."""
+    from ..nn.attention import Attention
+
+    only(head, ("E", "H", "S", "bias", "causal", "attention"))
+    E, H, S = field(head, "E", "int", low=1), field(head, "H", "int", low=1), \
+        field(head, "S", "int", low=1)
+    bias, causal = field(head, "bias", "bool", True), field(head, "causal", "bool", False)
+    maps = field(head, "attention", "bool", False)
+    if E % H:
+        raise LinkError(BAD_VALUE, "head field 'E' (%d) must be a multiple of 'H' (%d)"
+                        % (E, H))
+    names = ["W" + n for n in "qkvo"] + (["b" + n for n in "qkvo"] if bias else [])
+    expect(arrays, names + ["x"])
+    for name in names:  # before the layer is made: E is as large as the bytes sent
+        _shape(arrays, name, (E, E) if name[0] == "W" else (E,))
+    rows, cols = _shape(arrays, "x", None, 2)
+    if cols != E or rows % S or rows * H * S > MAX_SCORES:
+        raise LinkError(BAD_VALUE, "x must be (B*S, E) = (B*%d, %d) with B*H*S*S at most "
+                        "%d, got %r" % (S, E, MAX_SCORES, (rows, cols)))
+    layer = Attention(E, H, use_bias=bias)
+    for name, param, _ in layer.collect_params():
+        param[:] = matrix(arrays, name, param.shape)
+    x = matrix(arrays, "x")
+    start = time.ticks_us()
+    y = layer.forward(x, S, causal=causal)
+    took = time.ticks_diff(time.ticks_us(), start)
+    return {"us": took}, [("y", y), ("A", layer.A_cache)] if maps else [("y", y)]
+
+
+def load_model(session, head, arrays):
+    """A Sequential from its config and float32 parameters (named as collect_params)."""
+    from ..store import check_arrays, model_from
+
+    only(head, ("config",))
+    config = field(head, "config", "list")
+    shapes = dict((name, shape if code == "f" else code)
+                  for name, (code, shape, _) in arrays.items())
+    check_arrays(config, shapes)  # a request refused leaves the loaded model
+    for name in arrays:
+        require_finite(arrays, name)
+    for i, entry in enumerate(config):
+        if entry[0] == "SelfAttention" and entry[3] > MAX_SEQ_LEN:
+            raise LinkError(BAD_VALUE, "config entry %d: seq_len %r; at most %d over the "
+                            "link" % (i, entry[3], MAX_SEQ_LEN))
+    session.model = session.optimizer = session.qmodel = None
+    gc.collect()
+    session.model = model_from(config, shapes,
+                               lambda name, param: matrix(arrays, name, param.shape, param))
+    return {"params": session.model.num_params()}, ()
+
+
+def forward(session, head, arrays):
+    """Logits of a batch; the first attention layer's weights when asked."""
+    only(head, ("attention",))
+    maps = field(head, "attention", "bool", False)
+    expect(arrays, ("x",))
+    model = need_model(session)
+    x = matrix(arrays, "x")
+    attention = _attention_layer(model) if maps else None
+    start = time.ticks_us()
+    logits = model.forward(x)
+    took = time.ticks_diff(time.ticks_us(), start)
+    out = [("logits", logits)]
+    if attention is not None:
+        out.append(("attention", attention.A_cache))
+    return {"us": took}, out
+
+
+def train_step(session, head, arrays):
+    """One optimizer step on a batch; the optimizer (and its state) lives until reload.
+
+    A step that fails (a non-finite loss or gradient) leaves the weights as they were;
+    one whose update is not finite unloads the model rather than keep broken weights.
+    """
+    from ..training import train_step
+    from ..nn.optim import SGD, Adam
+
+    only(head, ("optimizer", "lr"))
+    kind = field(head, "optimizer", "str", "sgd")
+    if kind not in ("sgd", "adam"):
+        raise LinkError(BAD_VALUE, "head field 'optimizer' must be 'sgd' or 'adam', got %r"
+                        % (kind,))
+    lr = field(head, "lr", "number", 0.01)  # the optimizer checks its range
+    expect(arrays, ("x", "labels"))
+    model = need_model(session)
+    x = matrix(arrays, "x")
+    labels, _, shape = integers(arrays, "labels", "i")
+    if len(shape) != 1:
+        raise LinkError(BAD_VALUE, "array labels must be 1-D, got shape %r" % (shape,))
+    if session.optimizer is None or (kind, lr) != session.optimizer_settings:
+        make = SGD if kind == "sgd" else Adam
+        session.optimizer = make(model.collect_params(), lr=lr)
+        session.optimizer_settings = (kind, lr)
+    start = time.ticks_us()
+    try:
+        loss = train_step(model, session.optimizer, x, labels)
+    except ValueError:
+        if not _weights_finite(model):
+            session.model = session.optimizer = None
+        raise
+    return {"loss": loss, "us": time.ticks_diff(time.ticks_us(), start)}, ()
+
+
+def get_weights(session, head, arrays):
+    only(head, ())
+    expect(arrays, ())
+    model = need_model(session)
+    return {"config": model.config()}, [(name, p) for name, p, _ in model.collect_params()]
+
+
+def bench(session, head, arrays):
+    """Median microseconds per forward of a batch of zeros through the loaded models: a
+    warm-up call, then `repeat` calls, fewer when they take over BENCH_BUDGET_MS."""
+    from ulab import numpy as np
+
+    only(head, ("batch", "repeat"))
+    batch = field(head, "batch", "int", 16, low=1, high=MAX_MESSAGE // 4)
+    repeat = field(head, "repeat", "int", 3, low=1, high=MAX_REPEAT)
+    expect(arrays, ())
+    model = need_model(session)
+    first = model.layers[0]
+    if not hasattr(first, "in_features"):
+        raise LinkError(BAD_VALUE, "BENCH needs a model whose first layer is Dense")
+    x = np.zeros((batch, first.in_features))
+    result = {"batch": batch, "repeat": repeat}
+    runs = (("float_us", model.forward),) if session.qmodel is None else \
+        (("float_us", model.forward), ("int8_us", session.qmodel.forward))
+    for name, run in runs:
+        result[name] = _median_us(lambda: run(x), repeat)
+    gc.collect()
+    result["free"] = gc.mem_free()
+    return result, ()
+
+
+def quantize(session, head, arrays):
+    """Quantize the loaded model with a calibration batch; reply the int8 model."""
+    from ..int8.convert import quantize
+
+    only(head, ())
+    expect(arrays, ("x",))
+    model = need_model(session)
+    session.qmodel = quantize(model, matrix(arrays, "x"))
+    return _qmodel_record(session.qmodel)
+
+
+def load_qmodel(session, head, arrays):
+    """An int8 model from its layer descriptions and integer arrays (as QUANTIZE replies)."""
+    from ..int8.spec import qmodel_from
+
+    only(head, ("layers",))
+    layers = field(head, "layers", "list")
+    buffers = {}
+    for name in arrays:
+        buffers[name] = integers(arrays, name)
+    session.qmodel = qmodel_from(layers, buffers)
+    return _qmodel_record(session.qmodel)
+
+
+def forward_int8(session, head, arrays):
+    """The int8 model's integer output (int8, or int32 accumulators) for int8 input x."""
+    only(head, ())
+    expect(arrays, ("x",))
+    x, _, shape = integers(arrays, "x", "b")
+    qmodel = need_qmodel(session)
+    rows, cols = _shape(arrays, "x", None, 2)
+    start = time.ticks_us()
+    y, rows, cols = qmodel.forward_int(x, rows, cols)
+    took = time.ticks_diff(time.ticks_us(), start)
+    return {"rows": rows, "cols": cols, "us": took}, [("y", y, _typecode(y), (rows, cols))]
+
+
+HANDLERS = {
+    HELLO: hello, STATUS: status, ATTENTION: attention, LOAD_MODEL: load_model,
+    FORWARD: forward, TRAIN_STEP: train_step, GET_WEIGHTS: get_weights, BENCH: bench,
+    QUANTIZE: quantize, LOAD_QMODEL: load_qmodel, FORWARD_INT8: forward_int8,
+    TRANSFER: transfer,
+}
+
+
+def _shape(arrays, name, shape, ndim=None):
+    """The shape of array `name`, checked against `shape` (or its number of dimensions)."""
+    got = arrays[name][1]
+    if (shape is not None and got != shape) or (ndim is not None and len(got) != ndim):
+        raise LinkError(BAD_VALUE, "array %s must have shape %s, got %r"
+                        % (name, shape if shape else "of %d dimensions" % ndim, got))
+    return got
+
+
+def _qmodel_record(qmodel):
+    entries = []
+    for i, layer in enumerate(qmodel.layers):
+        entries += layer.arrays("%d." % i)
+    return {"layers": [layer.spec() for layer in qmodel.layers]}, entries
+
+
+def _median_us(call, repeat):
+    gc.collect()
+    call()
+    times = []
+    budget = time.ticks_add(time.ticks_ms(), BENCH_BUDGET_MS)
+    for _ in range(repeat):
+        start = time.ticks_us()
+        call()
+        times.append(time.ticks_diff(time.ticks_us(), start))
+        if time.ticks_diff(budget, time.ticks_ms()) < 0:
+            break
+    times.sort()
+    return times[len(times) // 2]
+
+
+def _typecode(buffer):
+    """The typecode of an integer buffer (MicroPython's array.array does not say)."""
+    if isinstance(buffer, bytearray):
+        return "B"
+    size = len(bytes(buffer)) // max(1, len(buffer))
+    return {1: "b", 2: "h", 4: "i"}[size]
+
+
+def _weights_finite(model):
+    from ..nn.checks import all_finite
+
+    return all(all_finite(p) for _, p, _ in model.collect_params())
+
+
+def _ulab_version():
+    """ulab's version string ("stand-in" for the stand-in), None without ulab."""
+    try:
+        import ulab
+    except ImportError:
+        return None
+    return ulab.__version__
+
+
+def _attention_layer(model):
+    for layer in model.layers:
+        if hasattr(layer, "A_cache"):
+            return layer
+    raise LinkError(BAD_VALUE, "head field 'attention': the model has no attention layer")

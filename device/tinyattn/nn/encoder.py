@@ -1,0 +1,122 @@
+"""PyTorch's nn.TransformerEncoderLayer on ulab arrays, with backward.
+
+Self-attention and a feed-forward block (Dense, activation, Dense), each with its residual
+connection and a LayerNorm after it (norm_first=False, PyTorch's default) or before it:
+
+    norm_first=False:  h = norm1(x + self_attn(x));  y = norm2(h + ff(h))
+    norm_first=True:   h = x + self_attn(norm1(x));  y = h + ff(norm2(h))
+
+with ff(z) = linear2(activation(linear1(z))).
+"""
+
+from .attention import Attention
+from .gelu import Gelu
+from .layer import Layer
+from .spec import ENCODER_ACTIVATIONS as ACTIVATIONS, probability
+from .norm import LayerNorm
+from .layers import Activation, Dense
+from ..rng import Rng
+
+
+
+class TransformerEncoderLayer(Layer):
+    """PyTorch's arguments, plus the layout tinyattn needs.
+
+    `dropout` is kept in the config (a PyTorch model's default 0.1 imports as it is), but not
+    applied yet: inference ignores it, as PyTorch's model.eval() does, and a training forward
+    with dropout > 0 raises ValueError (until dropout is implemented here, fine-tune such a
+    model with dropout 0.0 in its config).
+
+    activation "relu", or "gelu" in its erf form (gelu.py) as PyTorch computes it.
+    `seq_len`: tokens per sequence of the (B*S, E) batches (needed inside a Sequential; a
+    forward call may pass another). `causal=True`: token i attends to keys 0..i. Weights
+    from `seed`: Attention's and Dense's Xavier-uniform, LayerNorm gamma 1, beta 0.
+    Parameters are named "self_attn.Wq" ... "linear1.W", "linear1.b", "linear2.W",
+    "linear2.b", "norm1.gamma", "norm1.beta", "norm2.gamma", "norm2.beta".
+    """
+
+    seeded = True
+
+    def __init__(self, d_model, nhead, dim_feedforward, dropout=0.0, activation="relu",
+                 norm_first=False, layer_norm_eps=1e-5, seq_len=None, causal=False, seed=None):
+        probability(dropout)
+        if activation not in ACTIVATIONS:
+            raise ValueError("activation must be one of %s, got %r" % (ACTIVATIONS, activation))
+        if seq_len is not None and (not isinstance(seq_len, int) or seq_len < 1):
+            raise ValueError("seq_len must be an int >= 1 or None, got %r" % (seq_len,))
+        rng = Rng(seed)
+        self.self_attn = Attention(d_model, nhead, seed=rng.next32())
+        self.linear1 = Dense(d_model, dim_feedforward, seed=rng.next32())
+        self.activation = Gelu() if activation == "gelu" else Activation("relu")
+        self.linear2 = Dense(dim_feedforward, d_model, seed=rng.next32())
+        self.norm1 = LayerNorm(d_model, layer_norm_eps)
+        self.norm2 = LayerNorm(d_model, layer_norm_eps)
+        self.d_model, self.nhead, self.dim_feedforward = d_model, nhead, dim_feedforward
+        self.activation_name, self.norm_first = activation, bool(norm_first)
+        self.layer_norm_eps, self.seq_len, self.causal = layer_norm_eps, seq_len, bool(causal)
+        self.dropout = dropout
+        self._parts = (("self_attn", self.self_attn), ("linear1", self.linear1),
+                       ("linear2", self.linear2), ("norm1", self.norm1), ("norm2", self.norm2))
+
+    def forward(self, x, training=False, mask=None, seq_len=None, causal=None):
+        """x (B*S, E) to (B*S, E). `mask` (B, S): 1 keeps a key, 0 marks padding (PyTorch's
+        key_padding_mask is the opposite: True ignores). seq_len, causal: None = the layer's."""
+        S = self.seq_len if seq_len is None else seq_len
+        if S is None:
+            raise ValueError("no seq_len: give TransformerEncoderLayer(..., seq_len=S) or "
+                             "forward(x, seq_len=S)")
+        causal = self.causal if causal is None else causal
+        if training and self.dropout:
+            raise ValueError("TransformerEncoderLayer(dropout=%r): training with dropout is not "
+                             "implemented yet; set dropout 0.0 in the config to fine-tune "
+                             "(inference ignores it)" % (self.dropout,))
+
+        def sa(z):
+            return self.self_attn.forward(z, S, mask=mask, causal=causal, training=training)
+
+        if self.norm_first:
+            h = x + sa(self.norm1.forward(x))
+            return h + self._ff(self.norm2.forward(h))
+        h = self.norm1.forward(x + sa(x))
+        return self.norm2.forward(h + self._ff(h))
+
+    def _ff(self, z):
+        return self.linear2.forward(self.activation.forward(self.linear1.forward(z)))
+
+    def _ff_back(self, g):
+        return self.linear1.backward(self.activation.backward(self.linear2.backward(g)))
+
+    def backward(self, grad_out):
+        """Gradients of the last forward (accumulated in every part); returns dx. Then the
+        caches are dropped, so that the next forward does not find the last one's in the heap."""
+        if self.norm_first:
+            dh = grad_out + self.norm2.backward(self._ff_back(grad_out))
+            dx = dh + self.norm1.backward(self.self_attn.backward(dh))
+        else:
+            d = self.norm2.backward(grad_out)
+            dh = self.norm1.backward(d + self._ff_back(d))
+            dx = dh + self.self_attn.backward(dh)
+        self.clear_caches()
+        return dx
+
+    def clear_caches(self):
+        """Drop what every part kept for backward."""
+        for _, layer in self._parts:
+            layer.clear_caches()
+        self.activation.clear_caches()
+
+    def collect_params(self):
+        """(name, param, grad) of every part, named "<part>.<name>", e.g. "linear1.W"."""
+        groups = []
+        for part, layer in self._parts:
+            for name, param, grad in layer.collect_params():
+                groups.append((part + "." + name, param, grad))
+        return groups
+
+    def config(self):
+        """["TransformerEncoderLayer", d_model, nhead, dim_feedforward, dropout, activation,
+        norm_first, layer_norm_eps, seq_len, causal]: the constructor's arguments in order."""
+        return ["TransformerEncoderLayer", self.d_model, self.nhead, self.dim_feedforward, self.dropout,
+                self.activation_name, self.norm_first, self.layer_norm_eps, self.seq_len,
+                self.causal]
+

@@ -1,0 +1,54 @@
+"""The contract of a float layer, and the one registry that builds layers from a config.
+
+Every layer has `forward(x, training=False)` and `backward(grad_out)` (the gradient of its
+input; gradients of parameters accumulate, +=), `collect_params()` -> [(name, param, grad)],
+`zero_grad()`, `config()` -> [kind, *constructor arguments] and `clear_caches()`, which drops
+what forward kept for backward. `Layer` gives the defaults of a layer without parameters.
+"""
+
+KINDS = {
+    "Dense": "layers", "Activation": "layers", "Tokens": "layers", "SelfAttention": "layers",
+    "GlobalAvgPool": "layers", "LayerNorm": "norm", "PositionalEmbedding": "positional",
+    "Gelu": "gelu", "TransformerEncoderLayer": "encoder",
+}
+"""Every layer kind a config may name -> the module of tinyattn.nn that defines its class
+(imported on first use, so a model pays the heap of the modules it uses only)."""
+
+
+class Layer:
+    """Defaults: no parameters, nothing cached. `seeded`: the constructor takes seed=.
+
+    The parameters (names and shapes) of each kind of KINDS are in params.SHAPES."""
+
+    seeded = False
+
+    def collect_params(self):
+        """The (name, param, grad) groups an optimizer updates."""
+        return []
+
+    def zero_grad(self):
+        """Set every gradient to zero."""
+        for _, _, grad in self.collect_params():
+            grad[:] = 0.0
+
+    def clear_caches(self):
+        """Drop what the last forward kept for backward."""
+
+
+def layer_class(kind):
+    """The class of a config kind (its module imported now); ValueError for an unknown one."""
+    module = KINDS.get(kind) if isinstance(kind, str) else None
+    if module is None:
+        raise ValueError("unknown layer kind %r in the model config (known: %s)"
+                         % (kind, ", ".join(sorted(KINDS))))
+    return getattr(__import__("tinyattn.nn." + module, None, None, [kind]), kind)
+
+
+def build(spec, rng):
+    """The layer of one config entry [kind, *args]; a seeded one takes seed=rng.next32()."""
+    if not isinstance(spec, (list, tuple)) or not spec or not isinstance(spec[0], str):
+        raise ValueError("a layer config must be [kind, *args], got %r" % (spec,))
+    cls = layer_class(spec[0])
+    if cls.seeded:
+        return cls(*spec[1:], seed=rng.next32())
+    return cls(*spec[1:])

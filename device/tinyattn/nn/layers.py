@@ -1,0 +1,262 @@
+"""Dense, Activation, Tokens, SelfAttention and GlobalAvgPool on ulab arrays.
+
+Each keeps layer.Layer's contract and is named in layer.KINDS, so `Sequential.from_config`
+can build it again from its `config()` (store.load uses it).
+"""
+
+import math
+
+from ulab import numpy as np
+
+from .attention import Attention, add_product
+from .layer import Layer
+from .spec import ACTIVATIONS
+from ..rng import Rng
+from .checks import all_finite, require_2d, require_rows
+
+GELU_C = math.sqrt(2.0 / math.pi)
+GELU_A = 0.044715
+
+
+class Dense(Layer):
+    """y = x W^T + b, W (out_features, in_features), b (out_features,) or None.
+
+    W is Xavier-uniform, U(-sqrt(6 / (in + out)), +sqrt(6 / (in + out))), drawn row by row
+    from `seed`; b starts at zero.
+    """
+
+    seeded = True
+
+    def __init__(self, in_features, out_features, use_bias=True, seed=None):
+        if not isinstance(in_features, int) or not isinstance(out_features, int) \
+                or in_features < 1 or out_features < 1:
+            raise ValueError("in_features and out_features must be ints >= 1, got %r, %r"
+                             % (in_features, out_features))
+        if not isinstance(use_bias, bool):
+            raise ValueError("use_bias must be True or False, got %r" % (use_bias,))
+        self.in_features = in_features
+        self.out_features = out_features
+        self.use_bias = use_bias
+        rng = Rng(seed)
+        bound = math.sqrt(6.0 / (in_features + out_features))
+        self.W = rng.uniform_matrix(out_features, in_features, -bound, bound)
+        self.b = np.zeros(out_features) if use_bias else None
+        self.dW = np.zeros((out_features, in_features))
+        self.db = np.zeros(out_features) if use_bias else None
+        self.x_cache = None
+
+    def forward(self, x, training=False):
+        """x (B, in_features) to (B, out_features)."""
+        require_2d("x", x, self.in_features)
+        self.x_cache = x
+        y = np.dot(x, self.W.transpose())
+        if self.b is not None:
+            y += self.b
+        return y
+
+    def backward(self, grad_out):
+        """dW += grad_out^T x, db += column sums of grad_out; returns dx = grad_out W."""
+        x = _cached(self.x_cache)
+        _require_shape("grad_out", grad_out, (x.shape[0], self.out_features))
+        add_product(self.dW, grad_out, x)
+        if self.db is not None:
+            self.db += np.sum(grad_out, axis=0)
+        return np.dot(grad_out, self.W)
+
+    def collect_params(self):
+        """The (name, param, grad) groups an optimizer updates: W, then b."""
+        groups = [("W", self.W, self.dW)]
+        if self.b is not None:
+            groups.append(("b", self.b, self.db))
+        return groups
+
+    def clear_caches(self):
+        """Drop the input kept for backward."""
+        self.x_cache = None
+
+    def config(self):
+        """["Dense", in_features, out_features, use_bias]."""
+        return ["Dense", self.in_features, self.out_features, self.use_bias]
+
+
+class Activation(Layer):
+    """Elementwise 'relu', 'gelu' (tanh approximation), 'tanh' or 'sigmoid'.
+
+    gelu(x) = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); sigmoid(x) = (1 + tanh(x/2)) / 2,
+    which cannot overflow.
+    """
+
+    KINDS = ACTIVATIONS
+
+    def __init__(self, kind):
+        if kind not in self.KINDS:
+            raise ValueError("activation kind must be one of %s, got %r" % (self.KINDS, kind))
+        self.kind = kind
+        self.x_cache = self.y_cache = None
+
+    def forward(self, x, training=False):
+        """The activation of every element of x (any 2-D shape)."""
+        require_2d("x", x)
+        kind = self.kind
+        if kind == "relu":
+            # ulab's maximum turns NaN into 0: where x holds one, NaN * False keeps it
+            y = np.maximum(x, 0.0) if all_finite(x) else x * (x > 0.0)
+        elif kind == "gelu":
+            y = x * (np.tanh(GELU_C * (x + GELU_A * x * x * x)) + 1.0) * 0.5
+        elif kind == "tanh":
+            y = np.tanh(x)
+        else:
+            y = (np.tanh(x * 0.5) + 1.0) * 0.5
+        # relu, tanh and sigmoid need only y for their slope, gelu only x: keep one
+        self.x_cache, self.y_cache = (x, None) if kind == "gelu" else (None, y)
+        return y
+
+    def backward(self, grad_out):
+        """grad_out times the derivative at the cached input."""
+        x, y = self.x_cache, self.y_cache
+        _require_shape("grad_out", grad_out, _cached(y if x is None else x).shape)
+        kind = self.kind
+        if kind == "relu":
+            return grad_out * (y > 0.0)
+        if kind == "gelu":
+            x2 = x * x
+            t = np.tanh(GELU_C * (x + GELU_A * x2 * x))
+            slope = (t + 1.0) * 0.5 + x * (1.0 - t * t) * (GELU_C * 0.5) * (1.0 + 3.0 * GELU_A * x2)
+            return grad_out * slope
+        if kind == "tanh":
+            return grad_out * (1.0 - y * y)
+        return grad_out * y * (1.0 - y)
+
+    def clear_caches(self):
+        """Drop the input or output kept for backward."""
+        self.x_cache = self.y_cache = None
+
+    def config(self):
+        """["Activation", kind]."""
+        return ["Activation", self.kind]
+
+
+class Tokens(Layer):
+    """(B, S*E) to (B*S, E): each row split into `seq_len` tokens, the same memory (a view)."""
+
+    def __init__(self, seq_len):
+        _require_positive("seq_len", seq_len)
+        self.seq_len = seq_len
+        self._batch = None
+
+    def forward(self, x, training=False):
+        """A reshape of x to (B*seq_len, cols/seq_len): no copy when x is dense."""
+        rows, cols = require_2d("x", x)
+        if cols % self.seq_len:
+            raise ValueError("x has %d columns, not a multiple of seq_len %d"
+                             % (cols, self.seq_len))
+        self._batch = rows
+        return x.reshape((rows * self.seq_len, cols // self.seq_len))
+
+    def backward(self, grad_out):
+        """The gradient reshaped back to (B, S*E)."""
+        B = _cached(self._batch)
+        rows, cols = require_2d("grad_out", grad_out)
+        _require_shape("grad_out", grad_out, (B * self.seq_len, cols))
+        return grad_out.reshape((B, self.seq_len * cols))
+
+    def config(self):
+        """["Tokens", seq_len]."""
+        return ["Tokens", self.seq_len]
+
+
+class SelfAttention(Attention):
+    """Attention over sequences of a fixed `seq_len`, as one step of a Sequential.
+
+    Same weights, caches, dropout, checkpointing and backward as Attention; forward(x,
+    training) passes seq_len.
+    """
+
+    seeded = True
+
+    def __init__(self, embed_dim, num_heads, seq_len, use_bias=True, dropout=0.0,
+                 checkpoint=False, seed=None):
+        _require_positive("seq_len", seq_len)
+        super().__init__(embed_dim, num_heads, use_bias=use_bias, dropout=dropout,
+                         checkpoint=checkpoint, seed=seed)
+        self.seq_len = seq_len
+
+    def forward(self, x, training=False):
+        """Self-attention over x (B*seq_len, E): returns (B*seq_len, E)."""
+        return Attention.forward(self, x, self.seq_len, training=training)
+
+    def backward(self, grad_out):
+        """Attention's backward; then the caches are dropped, so the heap holds one set."""
+        dx = Attention.backward(self, grad_out)
+        self.clear_caches()
+        return dx
+
+    def attention_map(self, index=0):
+        """The (H*S, S) attention weights of sequence `index` in the last forward."""
+        if self.A_cache is None:
+            raise ValueError("no attention weights: call forward() first")
+        block = self.num_heads * self.seq_len
+        if not 0 <= index < self.A_cache.shape[0] // block:
+            raise ValueError("sequence index %r is outside the last batch" % (index,))
+        return self.A_cache[index * block:(index + 1) * block, :]
+
+    def config(self):
+        """["SelfAttention", embed_dim, num_heads, seq_len, use_bias, dropout, checkpoint]."""
+        return ["SelfAttention", self.embed_dim, self.num_heads, self.seq_len, self.use_bias,
+                self.dropout, self.checkpoint]
+
+
+class GlobalAvgPool(Layer):
+    """(B*S, E) to (B, E): the mean over each sequence's S tokens."""
+
+    def __init__(self, seq_len):
+        _require_positive("seq_len", seq_len)
+        self.seq_len = seq_len
+        self._shape = None
+
+    def forward(self, x, training=False):
+        """y[b] = (x[b*S] + ... + x[b*S + S-1]) / S."""
+        rows, E = require_2d("x", x)
+        S = self.seq_len
+        B = require_rows("x", rows, S)
+        self._shape = (B, E)
+        flat = x.reshape((B, S * E))  # row b holds the S tokens of sequence b
+        y = np.zeros((B, E))
+        for s in range(S):
+            y += flat[:, s * E:(s + 1) * E]
+        y *= 1.0 / S
+        return y
+
+    def backward(self, grad_out):
+        """Every token of sequence b gets grad_out[b] / S."""
+        B, E = _cached(self._shape)
+        _require_shape("grad_out", grad_out, (B, E))
+        S = self.seq_len
+        dx = np.zeros((B, S * E))
+        share = grad_out * (1.0 / S)
+        for s in range(S):
+            dx[:, s * E:(s + 1) * E] = share
+        return dx.reshape((B * S, E))
+
+    def config(self):
+        """["GlobalAvgPool", seq_len]."""
+        return ["GlobalAvgPool", self.seq_len]
+
+
+def _cached(value):
+    if value is None:
+        raise ValueError("backward() called before forward()")
+    return value
+
+
+def _require_positive(name, n):
+    if not isinstance(n, int) or n < 1:
+        raise ValueError("%s must be an int >= 1, got %r" % (name, n))
+
+
+def _require_shape(name, x, shape):
+    got = getattr(x, "shape", None)
+    if got != shape:
+        raise ValueError("%s must have shape %r, got %r" % (name, shape, got))
+
+
