@@ -180,5 +180,9 @@ def test_cli_prints_the_port_and_stops_on_interrupt(tmp_path):
         assert len(children) == 1  # the interpreter
     finally:
         cli.send_signal(signal.SIGINT)
-        assert cli.wait(timeout=DEADLINE) == 0
+        try:
+            stopped = cli.wait(timeout=DEADLINE)
+        finally:
+            cli.kill()  # only if it is still running: a failed test leaves nothing behind
+    assert stopped == 0
     assert not alive(int(children[0]))
