@@ -28,6 +28,9 @@ MAGIC, HEADER, CHUNK, MORE, PROTOCOL, REPLY = (wire.MAGIC, wire.HEADER, wire.CHU
 HELLO, STATUS, EXIT, ACK, ERROR = wire.HELLO, wire.STATUS, wire.EXIT, wire.ACK, wire.ERROR
 TRANSFER, PART = wire.TRANSFER, wire.PART
 PROGRESS_EVERY = 64  # PART frames between progress calls
+# How long a request waits for its reply: it bounds a failure only (a 40-row digits batch on
+# the ulab stand-in takes over 20 s on a loaded 2-core machine; a board answers in ms).
+REPLY_SECONDS = 60.0
 ATTENTION, LOAD_MODEL, FORWARD, TRAIN_STEP = (wire.ATTENTION, wire.LOAD_MODEL, wire.FORWARD,
                                               wire.TRAIN_STEP)
 GET_WEIGHTS, BENCH, QUANTIZE = wire.GET_WEIGHTS, wire.BENCH, wire.QUANTIZE
@@ -148,7 +151,7 @@ class Link:
     `chunk` is the device's largest frame payload (HELLO tells; CHUNK until then).
     """
 
-    def __init__(self, port, timeout=20.0):
+    def __init__(self, port, timeout=REPLY_SECONDS):
         self.port = port
         self.timeout = timeout
         self.chunk = CHUNK
