@@ -27,7 +27,7 @@ SCALE_RTOL = 1e-5
 MULT_RTOL = SCALE_RTOL + 2.0 ** -14
 """A multiplier m 2^(p - s): its scales' error and half a unit of m's 15 bits, each side."""
 IRIS_KINDS = ["Dense", "Activation", "Tokens", "SelfAttention", "GlobalAvgPool", "Dense"]
-ACTIVATIONS = ["relu", "gelu", "tanh", "sigmoid"]
+ACTIVATIONS = ["relu", "gelu_tanh", "tanh", "sigmoid"]
 
 
 def max_abs(a):

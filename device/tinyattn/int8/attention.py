@@ -10,6 +10,7 @@ it is the model's last layer).
 import array
 
 from . import kernels
+from .constants import EXP_LIMIT, EXP_STEPS, PROB_ONE
 from . import kernels_attend
 from .layers import flip
 from ..link.wire import MAX_SEQ_LEN
@@ -45,6 +46,11 @@ class QAttention:
         self.Q = self.K = self.VT = self.ctx = self.out = None
 
     @staticmethod
+    def quantize(layer, stats, s_x, s_y, seq_len=None):
+        """From a SelfAttention (its own seq_len) or a lone Attention (seq_len given)."""
+        return QAttention.from_float(layer, stats, s_x, s_y, getattr(layer, "seq_len", seq_len))
+
+    @staticmethod
     def from_float(layer, stats, s_x, s_y, seq_len):
         """From a float Attention and its calibration_stats() {q, k, v: max |.|}."""
         E, D = layer.embed_dim, layer.head_dim
@@ -63,9 +69,9 @@ class QAttention:
         s_acc = scales["ctx"] * scales["wo"]
         biases["o"] = int32_bias(layer.bo, s_acc, E)
         mults["out"] = None if s_y is None else multiplier(s_acc, s_y)
-        score = scales["q"] * scales["k"] / (D ** 0.5) * kernels_attend.EXP_STEPS
-        mults["score"] = fixed_point(score, kernels_attend.EXP_LIMIT)
-        mults["ctx"] = multiplier(scales["v"] / kernels_attend.PROB_ONE, scales["ctx"])
+        score = scales["q"] * scales["k"] / (D ** 0.5) * EXP_STEPS
+        mults["score"] = fixed_point(score, EXP_LIMIT)
+        mults["ctx"] = multiplier(scales["v"] / PROB_ONE, scales["ctx"])
         return QAttention(E, layer.num_heads, seq_len, weights, biases, mults, scales)
 
     def out_scale(self):

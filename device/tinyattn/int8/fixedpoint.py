@@ -29,3 +29,23 @@ def fixed_point(r, limit):
         if s < 0:
             m, s = 32767, 0
     return m, s, p, cap
+
+
+MULTIPLIER_RULE = "[m, s, p, cap]: ints 0 <= m < 2^15, 0 <= s <= 30, 0 <= p <= 16, " \
+    "0 < cap < 2^(15+p), cap < 2^31"
+"""What valid_multiplier holds a multiplier to (what fixed_point makes), in words."""
+
+
+def valid_multiplier(m, s, p, cap):
+    """Whether (m, s, p, cap) are ints the kernels take: MULTIPLIER_RULE."""
+    for v in (m, s, p, cap):
+        if not isinstance(v, int) or isinstance(v, bool):
+            return False
+    return 0 <= m < 32768 and 0 <= s <= 30 and 0 <= p <= 16 and 0 < cap < (1 << (15 + p)) \
+        and cap < 2147483648
+
+
+def bias_room(depth):
+    """The largest |bias| that leaves a dot product of `depth` int8 x offset-binary terms
+    (each < 2^14 in magnitude) inside int32."""
+    return 2147483647 - depth * 16384

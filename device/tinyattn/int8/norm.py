@@ -52,6 +52,10 @@ class QLayerNorm:
         self.out, self._rows = None, None
 
     @staticmethod
+    def quantize(layer, stats, s_x, s_y, seq_len=None):
+        return QLayerNorm.from_float(layer, s_x, s_y or scale_for(stats["out"]))
+
+    @staticmethod
     def from_float(layer, s_x, s_y):
         E = layer.normalized_shape
         gamma, s_g = int8_weights(layer.gamma.reshape((1, E)))
@@ -102,6 +106,10 @@ class QPositional:
         kernels.need("P", P, 1, seq_len * E)
         self.header = nk.add_header(E, mults)
         self.out, self._rows = None, None
+
+    @staticmethod
+    def quantize(layer, stats, s_x, s_y, seq_len=None):
+        return QPositional.from_float(layer, s_x, s_y or scale_for(stats["out"]))
 
     @staticmethod
     def from_float(layer, s_x, s_y):

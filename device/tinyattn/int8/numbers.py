@@ -12,7 +12,7 @@ import math
 from ulab import numpy as np
 
 from . import kernels
-from .fixedpoint import fixed_point
+from .fixedpoint import bias_room, fixed_point
 
 SATURATE = 128
 """|v r| beyond this saturates int8 whatever the rounding: the `limit` of a requantize."""
@@ -98,7 +98,7 @@ def int32_bias(b, scale, depth):
     if b is None:
         return None
     q = array.array("i", bytes(4 * len(b)))
-    room = 2147483647 - depth * 16384
+    room = bias_room(depth)
     for j, v in enumerate(b.tolist()):
         q[j] = round_half_up(v / scale)
         if abs(q[j]) > room:

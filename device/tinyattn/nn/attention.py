@@ -28,18 +28,13 @@ class Attention(Layer):
 
     def __init__(self, embed_dim, num_heads, use_bias=True, dropout=0.0, checkpoint=False,
                  seed=None):
-        if not isinstance(embed_dim, int) or not isinstance(num_heads, int) \
-                or embed_dim < 1 or num_heads < 1:
-            raise ValueError("embed_dim and num_heads must be ints >= 1, got embed_dim=%r, "
-                             "num_heads=%r" % (embed_dim, num_heads))
-        if embed_dim % num_heads:
-            raise ValueError("embed_dim=%d is not divisible by num_heads=%d"
-                             % (embed_dim, num_heads))
-        if not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
-            raise ValueError("dropout must be a number in [0, 1), got %r" % (dropout,))
-        for name, flag in (("use_bias", use_bias), ("checkpoint", checkpoint)):
-            if not isinstance(flag, bool):
-                raise ValueError("%s must be True or False, got %r" % (name, flag))
+        # the checks of SelfAttention's declaration (spec.py), which builds on this class
+        from .arguments import dim, flag, fraction, heads_divide
+
+        heads_divide(dim("embed_dim", embed_dim), dim("num_heads", num_heads))
+        fraction("dropout", dropout)
+        flag("use_bias", use_bias)
+        flag("checkpoint", checkpoint)
         self.embed_dim = embed_dim
         self.num_heads = num_heads
         self.head_dim = embed_dim // num_heads

@@ -1,4 +1,5 @@
-"""Shape checks shared by the layers: each raises ValueError naming what is wrong."""
+"""Shape and finiteness checks shared by the layers: each raises ValueError naming what is wrong
+(the constructor arguments' checks are in arguments.py)."""
 
 
 def require_2d(name, x, cols=None):
