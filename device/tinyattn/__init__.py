@@ -2,7 +2,7 @@
 
 __version__ = "0.1.0"
 
-from .nn.attention import Attention, padding_mask  # noqa: E402,F401
+from .nn.attention import Attention  # noqa: E402,F401
 
 # Every other public name, and the submodule it comes from. Imported on first use (module
 # __getattr__), so `import tinyattn` costs the heap of the Attention layer only. Keywords, not
@@ -17,7 +17,7 @@ LAZY = dict(
     Dense="nn.layers", Activation="nn.layers", Tokens="nn.layers", SelfAttention="nn.layers",
     GlobalAvgPool="nn.layers", LayerNorm="nn.norm", PositionalEmbedding="nn.positional",
     Gelu="nn.gelu", TransformerEncoderLayer="nn.encoder",
-    Sequential="nn.sequential", cross_entropy="nn.losses", SGD="nn.optim", Adam="nn.optim",
+    padding_mask="nn.masks", Sequential="nn.sequential", cross_entropy="nn.losses", SGD="nn.optim", Adam="nn.optim",
     Dataset="datasets.dataset", load_iris="datasets.dataset",
     iris_model="training", train_step="training", train="training", evaluate="training",
     predict="training", save="store", load="store", demo="iris_demo",

@@ -32,7 +32,7 @@ import numpy as np
 from . import modelfile
 from .shared import device_module
 
-SEQUENTIAL = "sequential"  # the model kind of device/tinyattn/store.py
+SEQUENTIAL = device_module("link/wire").FILE_SEQUENTIAL  # the device file's kind of a Sequential
 _ATTENTION = (("in_proj_weight", ("Wq", "Wk", "Wv")), ("in_proj_bias", ("bq", "bk", "bv")),
               ("out_proj.weight", ("Wo",)), ("out_proj.bias", ("bo",)))
 
@@ -43,7 +43,7 @@ class StateDictError(ValueError):
 
 def param_shapes(spec):
     """{tinyattn parameter name: shape} of one layer config, in collect_params() order: the
-    device's own table (device/tinyattn/params.py)."""
+    device's own declarations (device/tinyattn/nn/spec.py)."""
     try:
         return dict(device_module("nn/spec").layer_shapes(spec))
     except (TypeError, ValueError) as err:

@@ -11,7 +11,8 @@ from ..nn.attention import Attention
 from ..nn.layers import Dense, SelfAttention
 from ..nn.sequential import Sequential
 from .model import QSequential, int8_class
-from .numbers import max_abs, scale_for, shape2
+from ..nn.checks import require_2d
+from .numbers import max_abs, scale_for
 
 
 def quantize(model, calibration_x, seq_len=None):
@@ -29,7 +30,7 @@ def quantize(model, calibration_x, seq_len=None):
     else:
         raise ValueError("quantize takes a Sequential, Dense or Attention, got %s"
                          % type(model).__name__)
-    shape2(calibration_x)
+    require_2d("calibration_x", calibration_x)
     stats = _calibrate(layers, calibration_x, seq_len)
     quantized = []
     s_x = scale_for(stats[0]["in"])

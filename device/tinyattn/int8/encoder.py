@@ -15,7 +15,8 @@ from .attention import QAttention, keep_bytes
 from .fields import check_layer_spec
 from .layers import GELU, QActivation, QDense
 from .norm import QLayerNorm, add_multipliers
-from .numbers import dequantize, max_abs, quantize_tensor, scale_for, shape2
+from ..nn.checks import require_2d
+from .numbers import dequantize, max_abs, quantize_tensor, scale_for
 
 
 
@@ -208,7 +209,7 @@ class QTransformerEncoderLayer:
 
     def forward(self, x, mask=None, causal=None):
         """Float x (B*S, E) to float (B*S, E); mask (B, S) of 0/1 as for the float layer."""
-        rows, cols = shape2(x)
+        rows, cols = require_2d("x", x)
         keep = keep_bytes(mask, rows, self.seq_len)
         y, rows, cols = self.forward_int(quantize_tensor(x, self.s_x), rows, cols, keep, causal)
         return dequantize(y, rows, cols, self.s_y)

@@ -3,6 +3,7 @@ description (a dict, as spec() gives it and the host sends it) to the class's FI
 check_spec. Every problem is a ValueError naming the layer and the field."""
 
 from ..link.wire import MAX_MESSAGE
+from ..nn.arguments import is_int, is_number
 from .fixedpoint import MULTIPLIER_RULE, valid_multiplier
 
 
@@ -48,22 +49,18 @@ _WANTED = {"dim": "an int in 1..%d" % MAX_MESSAGE, "scale": "a finite number > 0
 
 def _valid(value, what):
     if what == "dim":
-        return _is_int(value) and 1 <= value <= MAX_MESSAGE
+        return is_int(value) and 1 <= value <= MAX_MESSAGE
     if what == "scale":
-        return (_is_int(value) or isinstance(value, float)) and 0 < value < 1e38
+        return is_number(value) and 0 < value < 1e38
     if what == "mult":
         return isinstance(value, list) and len(value) == 4 and valid_multiplier(*value)
     if what == "count":
-        return _is_int(value) and value >= 1
+        return is_int(value) and value >= 1
     if what == "lo":
-        return _is_int(value) and value in (-128, 0)
+        return is_int(value) and value in (-128, 0)
     if what == "add":
-        return isinstance(value, list) and len(value) == 3 and all(_is_int(v) for v in value) \
+        return isinstance(value, list) and len(value) == 3 and all(is_int(v) for v in value) \
             and 0 <= value[0] < 32768 and 0 <= value[1] < 32768 and 0 <= value[2] <= 30
     if what == "adds":
         return isinstance(value, list) and len(value) == 2 and all(_valid(v, "add") for v in value)
     return isinstance(value, {"str": str, "dict": dict, "list": list, "bool": bool}[what])
-
-
-def _is_int(value):
-    return isinstance(value, int) and not isinstance(value, bool)

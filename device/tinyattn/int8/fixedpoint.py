@@ -1,10 +1,12 @@
 """A real multiplier r > 0 as the ints (m, s, p, cap) the integer kernels use.
 
-Plain Python (math only): the host's integer reference runs this very file
+Plain Python (math and nn/arguments.py): the host's integer reference runs this very file
 (tinyattn_host.shared), so both ends make multipliers by one definition.
 """
 
 import math
+
+from ..nn.arguments import is_int
 
 
 def fixed_point(r, limit):
@@ -39,7 +41,7 @@ MULTIPLIER_RULE = "[m, s, p, cap]: ints 0 <= m < 2^15, 0 <= s <= 30, 0 <= p <= 1
 def valid_multiplier(m, s, p, cap):
     """Whether (m, s, p, cap) are ints the kernels take: MULTIPLIER_RULE."""
     for v in (m, s, p, cap):
-        if not isinstance(v, int) or isinstance(v, bool):
+        if not is_int(v):
             return False
     return 0 <= m < 32768 and 0 <= s <= 30 and 0 <= p <= 16 and 0 < cap < (1 << (15 + p)) \
         and cap < 2147483648

@@ -19,24 +19,11 @@ import array
 from ulab import numpy as np
 
 from . import kernels
-from .numbers import int32_bias, int8_weights, multiplier, quantize_tensor, scale_for
+from .numbers import flip, int32_bias, int8_buffer, int8_weights, multiplier, quantize_tensor, \
+    scale_for
 
 GELU = "gelu_erf"
 """The QActivation name of the GELU table (made from nn/gelu.py's Gelu, the erf form)."""
-
-_FLIP = bytearray(u ^ 128 for u in range(256))  # int8 <-> offset binary, as a lookup table
-
-
-def flip(buf):
-    """A copy of an int8 buffer as offset binary, or of an offset-binary one as int8."""
-    out = array.array("b", bytes(len(buf)))
-    kernels.lookup(buf, out, len(buf), _FLIP)
-    return out
-
-
-def _int8(n):
-    return array.array("b", bytes(n))
-
 
 def _tuple(mult):
     return None if mult is None else tuple(mult)
@@ -55,6 +42,7 @@ class QDense:
         self.s_x, self.s_w, self.s_y, self.lo = s_x, s_w, s_y, lo  # lo 0: a ReLU folded in
         self.header = kernels.linear_header(out_features, in_features, b, mult, lo)
         self.out, self._rows = None, None
+        self.out_code = "i" if mult is None else "b"  # the int32 accumulator, or int8
 
     @staticmethod
     def quantize(layer, stats, s_x, s_y, seq_len=None):
@@ -76,8 +64,7 @@ class QDense:
             raise ValueError("x has %d columns, Dense needs %d" % (cols, self.in_features))
         n = self.out_features
         if rows != self._rows:
-            self.out = array.array("i" if self.mult is None else "b",
-                                   bytes(rows * n * (4 if self.mult is None else 1)))
+            self.out = array.array(self.out_code, bytes(rows * n * (4 if self.mult is None else 1)))
             self._rows = rows
         kernels.bind_linear(self.header, self.W, rows, src, self.out)
         return self.out, rows, n
@@ -135,7 +122,7 @@ class QActivation:
         n = rows * cols
         kernels.need("x", src, 1, n)
         if self.out is None or len(self.out) != n:
-            self.out = _int8(n)
+            self.out = int8_buffer(n)
         self.src, self._n = src, n
         return self.out, rows, cols
 
@@ -215,7 +202,7 @@ class QGlobalAvgPool:
             self.header, self._cols = kernels.pool_header(S, cols, self.mult), cols
         B = rows // S
         if self.out is None or len(self.out) != B * cols:
-            self.out = _int8(B * cols)
+            self.out = int8_buffer(B * cols)
         kernels.bind_pool(self.header, B, src, self.out)
         return self.out, B, cols
 

@@ -7,9 +7,10 @@ makes one from a float model (quantize).
 """
 
 from .. import store
-from .numbers import dequantize, quantize_into, quantize_tensor, shape2
+from ..link.wire import FILE_QUANTIZED as QUANTIZED
+from ..nn.checks import require_2d
+from .numbers import dequantize, quantize_into, quantize_tensor
 
-QUANTIZED = "quantized"
 
 
 def layer_kind(kind=None):
@@ -78,13 +79,18 @@ class QSequential:
 
     def forward(self, x):
         """Float x (B, features) to float outputs (logits), through integer kernels only."""
-        rows, cols = shape2(x)
+        rows, cols = require_2d("x", x)
         if self._xq is None or len(self._xq) != rows * cols:
             self._xq = quantize_tensor(x, self.in_scale)
         else:
             quantize_into(x, 1.0 / self.in_scale, -128, self._xq)
         y, rows, cols = self.forward_int(self._xq, rows, cols)
         return dequantize(y, rows, cols, self.layers[-1].out_scale())
+
+    def out_code(self):
+        """The typecode of forward_int's output: "i" when the last layer keeps its int32
+        accumulator (a last Dense or Attention), else "b"."""
+        return getattr(self.layers[-1], "out_code", "b")
 
     def description(self):
         """What `from_description` needs besides the arrays: {"layers": [spec, ...]}."""

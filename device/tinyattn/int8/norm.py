@@ -5,13 +5,10 @@ integer square root, int8 out); QPositional adds the int8 table P to every seque
 follows the contract of qlayers: planned once per shape, run with no allocation.
 """
 
-import array
-
 from . import kernels
 from . import kernels_norm as nk
-from .layers import flip
-from .numbers import int32_bias, int8_weights, max_abs, multiplier, quantize_tensor, \
-    round_half_up, scale_for
+from .numbers import flip, int32_bias, int8_buffer, int8_weights, max_abs, multiplier, \
+    quantize_tensor, round_half_up, scale_for
 
 
 def add_multipliers(s_a, s_b, s_y):
@@ -31,10 +28,6 @@ def eps_units(eps, E, s_x):
     """LayerNorm's eps in units of V = E^2 var / s_x^2, in [1, nk.MAX_EPS]."""
     v = min(E * E * eps / (s_x * s_x), 2147483648.0)  # rounded, clamped as an int (float32)
     return max(1, min(nk.MAX_EPS, round_half_up(v)))
-
-
-def _int8(n):
-    return array.array("b", bytes(n))
 
 
 class QLayerNorm:
@@ -71,7 +64,7 @@ class QLayerNorm:
         if cols != self.E:
             raise ValueError("x has %d columns, LayerNorm needs %d" % (cols, self.E))
         if rows != self._rows:
-            self.out, self._rows = _int8(rows * cols), rows
+            self.out, self._rows = int8_buffer(rows * cols), rows
         nk.bind_norm(self.header, self.gamma, rows, src, self.out)
         return self.out, rows, cols
 
@@ -128,7 +121,7 @@ class QPositional:
             raise ValueError("x has %d rows, not a multiple of seq_len %d"
                              % (rows, self.seq_len))
         if rows != self._rows:
-            self.out, self._rows = _int8(rows * cols), rows
+            self.out, self._rows = int8_buffer(rows * cols), rows
         nk.bind_add(self.header, rows, src, self.P, self.out, self.seq_len)
         return self.out, rows, cols
 

@@ -9,6 +9,7 @@ import array
 import json
 import struct
 
+from ..nn.arguments import is_int
 from .framing import LinkError
 from .wire import BAD_PAYLOAD, BAD_VALUE, ITEMSIZE, MAX_HEAD, NOT_FINITE
 
@@ -64,7 +65,7 @@ def _array_entry(entry):
         and entry[1] in ITEMSIZE and isinstance(entry[2], list) and len(entry[2]) in (1, 2)
     if ok:
         for dim in entry[2]:
-            ok = ok and _is_int(dim) and dim >= 1
+            ok = ok and is_int(dim) and dim >= 1
     if not ok:
         raise LinkError(BAD_PAYLOAD, "each array must be listed as [name, typecode (one of "
                         "%s), shape (1 or 2 ints >= 1)], got %r"
@@ -96,11 +97,11 @@ def encode(head, arrays=()):
 
 
 def _float_bytes(value):
-    if len(value.shape) == 1:
-        return array.array("f", value.tolist())
+    from ..float32 import rows
+
     out = bytearray()
-    for row in value:  # a row at a time, as float32 whatever the build's float
-        out += array.array("f", row.tolist())
+    for row in rows(value):
+        out += row
     return out
 
 
@@ -112,37 +113,45 @@ def expect(arrays, names):
                         % (sorted(names), sorted(arrays)))
 
 
-def matrix(arrays, name, shape=None):
-    """The float32 array `name` as a ulab array, checked for shape and finite values."""
-    from ulab import numpy as np
+def matrix(arrays, name, shape=None, finite=True):
+    """The float32 array `name` as a ulab array, checked for shape and (unless `finite` is
+    False: checked before, require_finite) for finite values."""
+    from ..float32 import from_bytes
+    from ..nn.checks import all_finite
 
     code, got, data = _array(arrays, name, "f")
     if shape is not None and got != tuple(shape):
         raise LinkError(BAD_VALUE, "array %s must have shape %r, got %r"
                         % (name, tuple(shape), got))
-    values = array.array("f", bytes(data))  # from a memoryview it would take each byte
-    if len(got) == 1:
-        out = np.array(values)
-    else:
-        rows, cols = got
-        out = np.zeros(got)
-        for r in range(rows):
-            out[r, :] = np.array(values[r * cols:(r + 1) * cols])
-    if not float(np.sum(out * 0.0)) == 0.0:  # inf * 0 and NaN * 0 are NaN
+    offset = [0]
+
+    def read(n):  # bytes(): array('f') of a memoryview would take each byte as an item
+        offset[0] += n
+        return bytes(data[offset[0] - n:offset[0]])
+
+    out = from_bytes(got, read)
+    if finite and not all_finite(out):
         raise LinkError(NOT_FINITE, "array %s holds NaN or infinity" % name)
     return out
 
 
 def require_finite(arrays, name):
-    """NOT_FINITE unless every number of the float32 array `name` is finite."""
+    """NOT_FINITE unless every number of the float32 array `name` is finite (one copy of its
+    bytes, no ulab array: a request checks this before it replaces what is loaded)."""
+    from ..nn.checks import finite
+
     for v in array.array("f", bytes(_array(arrays, name, "f")[2])):
-        if v - v != 0:  # NaN and infinity
+        if not finite(v):
             raise LinkError(NOT_FINITE, "array %s holds NaN or infinity" % name)
 
 
-def integers(arrays, name, codes="bBhi"):
-    """The integer array `name` (typecode in `codes`) as (array.array copy, code, shape)."""
+def integers(arrays, name, codes="bBhi", into=None):
+    """The integer array `name` (typecode in `codes`) as (array.array copy, code, shape);
+    `into`, an array of that typecode and length, is reused for the copy (no allocation)."""
     code, shape, data = _array(arrays, name, codes)
+    if into is not None and len(into) * ITEMSIZE[code] == len(data):
+        memoryview(into)[:] = data
+        return into, code, shape
     return array.array(code, bytes(data)), code, shape
 
 
@@ -166,10 +175,10 @@ def field(head, name, kind, default=REQUIRED, low=None, high=None):
         return default
     value = head[name]
     if kind == "int":
-        ok = _is_int(value) and (low is None or value >= low) and (high is None or value <= high)
+        ok = is_int(value) and (low is None or value >= low) and (high is None or value <= high)
         wanted = "an int >= %d" % low if high is None else "an int in %d..%d" % (low, high)
     elif kind == "number":
-        ok = (_is_int(value) or isinstance(value, float)) and value - value == 0
+        ok = (is_int(value) or isinstance(value, float)) and value - value == 0
         wanted = "a finite number"
     elif kind == "bool":
         ok, wanted = isinstance(value, bool), "true or false"
@@ -190,9 +199,6 @@ def only(head, names):
             raise LinkError(BAD_VALUE, "unknown head field %r; this request takes %s"
                             % (name, ", ".join(names) or "none"))
 
-
-def _is_int(value):
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _show(value):

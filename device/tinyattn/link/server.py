@@ -3,8 +3,7 @@
 Start it from the raw REPL: `import tinyattn.link; tinyattn.link.serve()`. While it runs,
 Ctrl-C is off (micropython.kbd_intr(-1)) and nothing is printed; it goes back to the REPL on
 an EXIT message or after `timeout` seconds without a good frame. A request goes
-frame (framing.py) -> record (records.py) -> its handler (handlers.py) -> the package's
-public API.
+frame (framing.py) -> record (records.py) -> its handler (handlers.py) -> the package.
 docs/protocol.md has the frames, the message table and the limits.
 """
 
@@ -80,6 +79,7 @@ class Session:
         self.frames = self.errors = 0
         self.kbd_intr = None
         self.model = self.optimizer = self.optimizer_settings = self.qmodel = None
+        self.xq = None  # FORWARD_INT8's input, reused while its size stays
 
     def max_message(self):
         """The largest request taken: MAX_MESSAGE, or a quarter of the free heap if less."""

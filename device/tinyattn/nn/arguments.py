@@ -4,7 +4,7 @@ check(name, value) -> the value, and raises ValueError naming the argument. Plai
 
 def dim(name, value):
     """A size: an int >= 1."""
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+    if not is_int(value) or value < 1:
         raise ValueError("%s must be an int >= 1, got %r" % (name, value))
     return value
 
@@ -23,21 +23,21 @@ def flag(name, value):
 
 def fraction(name, value):
     """A probability that something is dropped: a number in [0, 1)."""
-    if not _is_number(value) or not 0.0 <= value < 1.0:
+    if not is_number(value) or not 0.0 <= value < 1.0:
         raise ValueError("%s must be in [0, 1), got %r" % (name, value))
     return value
 
 
 def positive(name, value):
     """A finite number > 0 (an int or a float)."""
-    if not _is_number(value) or not 0.0 < value < 1e38:
+    if not is_number(value) or not 0.0 < value < 1e38:
         raise ValueError("%s must be a finite number > 0, got %r" % (name, value))
     return value
 
 
 def zero(name, value):
     """0.0 only: dropout where there is none (PyTorch's model.eval() has none either)."""
-    if not _is_number(value) or value != 0.0:
+    if not is_number(value) or value != 0.0:
         raise ValueError("%s must be 0.0 (there is no dropout here), got %r" % (name, value))
     return value
 
@@ -57,5 +57,11 @@ def heads_divide(embed_dim, num_heads, *_):
         raise ValueError("embed_dim %d is not divisible by num_heads %d" % (embed_dim, num_heads))
 
 
-def _is_number(value):
+def is_int(value):
+    """An int, not a bool (True is an int in Python)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value):
+    """An int or a float, not a bool."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
