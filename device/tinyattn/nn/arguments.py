@@ -52,9 +52,12 @@ def choice(options):
 
 
 def heads_divide(embed_dim, num_heads, *_):
-    """The heads split the embedding evenly."""
+    """Sizes whose heads split the embedding evenly (both named in the message)."""
+    if not is_int(embed_dim) or not is_int(num_heads) or embed_dim < 1 or num_heads < 1:
+        raise ValueError("embed_dim and num_heads must be ints >= 1, got embed_dim=%r, "
+                         "num_heads=%r" % (embed_dim, num_heads))
     if embed_dim % num_heads:
-        raise ValueError("embed_dim %d is not divisible by num_heads %d" % (embed_dim, num_heads))
+        raise ValueError("embed_dim=%d is not divisible by num_heads=%d" % (embed_dim, num_heads))
 
 
 def is_int(value):

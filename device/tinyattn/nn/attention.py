@@ -29,9 +29,9 @@ class Attention(Layer):
     def __init__(self, embed_dim, num_heads, use_bias=True, dropout=0.0, checkpoint=False,
                  seed=None):
         # the checks of SelfAttention's declaration (spec.py), which builds on this class
-        from .arguments import dim, flag, fraction, heads_divide
+        from .arguments import flag, fraction, heads_divide
 
-        heads_divide(dim("embed_dim", embed_dim), dim("num_heads", num_heads))
+        heads_divide(embed_dim, num_heads)
         fraction("dropout", dropout)
         flag("use_bias", use_bias)
         flag("checkpoint", checkpoint)
