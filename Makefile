@@ -49,7 +49,7 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-# The chip-cost tool's disassembler (tinyattn_host.chipcost; its tests skip without it):
+# The chip-cost tool's disassembler (python -m tinyattn_host chipcost; its tests skip without it):
 # installed when missing and this is a root shell with apt-get (CI), else a note.
 OBJDUMP := xtensa-lx106-elf-objdump
 objdump:
@@ -68,14 +68,14 @@ test-board: $(STAMP)
 	  $(if $(filter virtual,$(PORT)),-n 2,-p no:xdist) $(PYTEST_ARGS)
 
 devs: $(STAMP)
-	@$(BIN)/python -m tinyattn_host.ports
+	@$(BIN)/python -m tinyattn_host devs
 
 flash: $(STAMP)
-	$(BIN)/python -m tinyattn_host.flash $(if $(PORT),--port $(PORT)) \
+	$(BIN)/python -m tinyattn_host flash $(if $(PORT),--port $(PORT)) \
 	  $(if $(FIRMWARE),--firmware $(FIRMWARE)) --baud $(BAUD)
 
 deploy: $(STAMP)
-	$(BIN)/python -m tinyattn_host.deploy $(if $(PORT),--port $(PORT)) --flash $(VIRTUAL_FLASH)
+	$(BIN)/python -m tinyattn_host deploy $(if $(PORT),--port $(PORT)) --flash $(VIRTUAL_FLASH)
 
 run: $(STAMP)
 	$(BIN)/python -m tinyattn_host run $(if $(PORT),--port $(PORT)) \
@@ -86,11 +86,11 @@ demo: $(STAMP)
 	  $(if $(EPOCHS),--epochs $(EPOCHS)) $(if $(REPORT),--report $(REPORT))
 
 bench: $(STAMP) objdump
-	$(BIN)/python -m tinyattn_host.bench $(if $(PORT),--port $(PORT)) \
+	$(BIN)/python -m tinyattn_host bench $(if $(PORT),--port $(PORT)) \
 	  $(if $(BENCH_OUT),--out $(BENCH_OUT))
 
 repl: $(STAMP)
-	$(BIN)/python -m tinyattn_host.repl $(if $(PORT),--port $(PORT)) --flash $(VIRTUAL_FLASH)
+	$(BIN)/python -m tinyattn_host repl $(if $(PORT),--port $(PORT)) --flash $(VIRTUAL_FLASH)
 
 clean:
 	rm -rf $(VENV) .pytest_cache host/*.egg-info

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tinyattn_host import unixport
+from tinyattn_host.virtual import unixport
 
 BOARD_DIR = Path(__file__).parent / "board"
 SUPPORT = ("runner.py", "check.py", "int8_near.py")  # the cases' own modules
@@ -120,7 +120,7 @@ class OnBoard:
     reset before each."""
 
     def __init__(self, port):
-        from tinyattn_host.board import Board
+        from tinyattn_host.board.board import Board
 
         # a virtual board with a real ulab gets a PSRAM board's heap; with the stand-in, its
         # own (64m: the stand-in's lists take far more than ulab's buffers)
@@ -174,10 +174,10 @@ class OnBoard:
 
 
 def open_target(option):
-    """The target for --board: 'unix', or a PORT value for tinyattn_host.ports.choose."""
+    """The target for --board: 'unix', or a PORT value for tinyattn_host.board.ports.choose."""
     if option == "unix":
         return UnixPort()
-    from tinyattn_host.ports import choose
+    from tinyattn_host.board.ports import choose
 
     return OnBoard(choose(None if option == "default" else option)).open()
 

@@ -6,7 +6,7 @@ import ast
 import numpy as np
 import pytest
 
-from tinyattn_host.unixport import MicroPythonError
+from tinyattn_host.virtual.unixport import MicroPythonError
 
 
 def f32(a):

@@ -21,8 +21,8 @@ def pytest_configure(config):
 @pytest.fixture(scope="session")
 def board_target(request):
     """The --board target, opened once per session (per worker with pytest-xdist)."""
-    from tinyattn_host.ports import BoardError
-    from tinyattn_host.virtual_board import NoRawRepl
+    from tinyattn_host.errors import BoardError
+    from tinyattn_host.virtual.virtual_board import NoRawRepl
 
     try:
         target = open_target(request.config.getoption("--board"))
@@ -41,7 +41,7 @@ def start_virtual_board(tmp_path):
     """start_virtual_board(board_class=VirtualBoard, **kwargs): a running board with a fresh
     flash folder, stopped (no process left) afterwards; the test is skipped on an interpreter
     mpremote cannot drive (MICROPYTHON=... without a raw REPL)."""
-    from tinyattn_host.virtual_board import NoRawRepl, VirtualBoard
+    from tinyattn_host.virtual.virtual_board import NoRawRepl, VirtualBoard
 
     started = []
 

@@ -31,8 +31,8 @@ from tinyattn_host.reference import integer_encoder as qref
 from tinyattn_host.reference.attention import attention_forward
 from tinyattn_host.reference.encoder import (ff_activation_forward, gelu_forward,
                                              layernorm_forward)
-from tinyattn_host.reference.layers import (ATTENTION_PARAMS, activation_forward,
-                                            dense_forward, sequential_forward)
+from tinyattn_host.reference.layers import ATTENTION_PARAMS, activation_forward, dense_forward
+from tinyattn_host.reference.sequential import sequential_forward
 
 GELU = "gelu_erf"  # the table's name for the erf GELU (int8/layers.py's GELU)
 

@@ -7,7 +7,7 @@ import struct
 import numpy as np
 
 from tinyattn_host import protocol as P
-from tinyattn_host.harness import IRIS_CONFIG
+from tinyattn_host.checks.run_check import IRIS_CONFIG
 
 W = P.wire
 

@@ -1,77 +1,179 @@
-"""python -m tinyattn_host: the check of `make run`, `make demo`, and PyTorch state_dicts.
+"""python -m tinyattn_host <command>: every host command, in one table (as mpremote's).
 
-    python -m tinyattn_host run [--port P] [--batch-size N] [--report DIR] [--digits-rows N]
-    python -m tinyattn_host demo [--port P] [--epochs N] [--report DIR]
-    python -m tinyattn_host import-torch | export-torch | check-model ...
+    .venv/bin/python -m tinyattn_host --help            # the commands
+    .venv/bin/python -m tinyattn_host <command> --help  # one command's options
+
+A command's work is a function in the module named beside it, imported only when that
+command runs; cli.run turns its errors into one line and an exit status (errors.py).
 """
 
-import argparse
+import importlib
 import sys
 
 from . import cli
-from .board import Board
-from .ports import PORT_HELP, choose
-from .statedict_cli import STATEDICT_COMMANDS, add_statedict_commands
+from .board.ports import PORT_HELP
+
+FLASH_HELP = "the virtual board's flash folder (default: temporary)"
+
+
+def _port(parser):
+    parser.add_argument("--port", help=PORT_HELP)
+
+
+def _port_flash(parser):
+    _port(parser)
+    parser.add_argument("--flash", help=FLASH_HELP)
+
+
+def _run(p):
+    _port_flash(p)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--report", metavar="DIR", help="write summary.json and PNG plots there")
+    p.add_argument("--deploy", choices=("auto", "always", "never"), default="auto",
+                   help="copy device/tinyattn to the board: when its version differs (auto)")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--digits-rows", type=int, metavar="N",
+                   help="digits test rows to send (default all; 64 on the ulab stand-in); "
+                        "0: no digits check")
+
+
+def _demo(p):
+    _port_flash(p)
+    p.add_argument("--epochs", type=int, default=100)
+    p.add_argument("--report", metavar="DIR", help="write demo.json and demo_training.png")
+
+
+def _deploy(p):
+    _port_flash(p)
+    p.add_argument("--py", action="store_true", help="copy .py sources, compile nothing")
+
+
+def _flash(p):
+    from .board.flash import DEFAULT_BAUD
+
+    p.add_argument("--port", help="serial port of the board, e.g. /dev/ttyACM0, or auto "
+                                  "(the default: the one board attached)")
+    p.add_argument("--firmware", help="merged ESP32-S3 firmware .bin with ulab")
+    p.add_argument("--baud", type=int, default=DEFAULT_BAUD,
+                   help=f"esptool baud rate (default {DEFAULT_BAUD}; 115200 if it fails)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="check the firmware and print the esptool calls, write nothing")
+    p.add_argument("--no-deploy", action="store_true", help="do not deploy device/ after")
+
+
+def _bench(p):
+    from .bench.bench import DEFAULT_DOC, DEFAULT_OUT
+
+    _port(p)
+    p.add_argument("--out", default=DEFAULT_OUT, help="folder for bench.json (default %(default)s)")
+    p.add_argument("--doc", default=DEFAULT_DOC,
+                   help="the page to update, its plot beside it (default %(default)s)")
+    p.add_argument("--quick", action="store_true", help="a tiny grid (for tests)")
+    p.add_argument("--repeats", type=int, default=11, help="timed rounds at most (default 11)")
+    p.add_argument("--cap", type=float, help="skip calls predicted slower than this many "
+                                             "seconds (default 1, 0.2 with the ulab stand-in)")
+    p.add_argument("--heap", default="256k",
+                   help="unix port heap for the largest-S search (default %(default)s)")
+
+
+def _chipcost(p):
+    p.add_argument("source", help="a MicroPython file with viper/native functions")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--function", action="append", metavar="NAME",
+                   help="only this function (repeatable)")
+    p.add_argument("--show-asm", action="store_true", help="print each loop's body")
+    p.add_argument("--macs", action="append", default=[], metavar="NAME=N",
+                   help="MACs per iteration of NAME's inner loop (default: its multiplies)")
+
+
+def _virtual_board(p):
+    p.add_argument("--flash", help="folder that plays the flash (default: a temporary one)")
+    p.add_argument("--heap", help="MicroPython heap size, for example 2m")
+    p.add_argument("--uart", action="store_true",
+                   help="a stdin that drops what overflows a UART's ring buffer, as an "
+                        "ESP32's UART does (uart_board.py)")
+
+
+def _import_torch(p):
+    p.add_argument("npz", help="np.savez of the state_dict (PyTorch's names)")
+    p.add_argument("layers", help="JSON description: [{\"prefix\": ..., \"layer\": [...]}, ...]")
+    p.add_argument("-o", "--out", required=True, help="the tinyattn model file to write")
+
+
+def _export_torch(p):
+    p.add_argument("model", help="a tinyattn model file")
+    p.add_argument("-o", "--out", required=True, help="the .npz to write")
+    p.add_argument("--layers", help="JSON description (default: the one import-torch kept)")
+
+
+def _check_model(p):
+    _port(p)
+    p.add_argument("model", help="a tinyattn model file")
+    p.add_argument("inputs", help=".npy of input rows (rows, features)")
+    p.add_argument("--batch-size", type=int, default=16)
+
+
+def _nothing(p):
+    pass
+
+
+# name: (what it does, its arguments, "module:function" that does it)
+COMMANDS = {
+    "run": ("push Iris and digits batches to the board and check every answer (make run)",
+            _run, "checks.run_check:run_command"),
+    "demo": ("tinyattn.demo() on the board, and its training curve (make demo)",
+             _demo, "checks.demo:demo_command"),
+    "deploy": ("compile device/tinyattn and copy it to /lib/tinyattn (make deploy)",
+               _deploy, "board.board:deploy_command"),
+    "flash": ("check, erase and write an ESP32-S3 firmware with ulab, then deploy (make flash)",
+              _flash, "board.flash:flash_command"),
+    "repl": ("deploy, then mpremote's REPL on the board (make repl)",
+             _port_flash, "board.repl:repl_command"),
+    "bench": ("speed and memory tables, JSON and a plot (make bench)",
+              _bench, "bench.bench:bench_command"),
+    "devs": ("the USB serial ports that may be an ESP32-S3 (make devs)",
+             _nothing, "board.ports:devs_command"),
+    "virtual-board": ("a virtual board (the unix port on a pseudo-terminal) until Ctrl-C",
+                      _virtual_board, "virtual.serve:virtual_board_command"),
+    "chipcost": ("instructions per MAC of the viper loops in a file, from its xtensawin code",
+                 _chipcost, "chipcost.chipcost:chipcost_command"),
+    "digits": ("train the digits model on the host and print its test accuracy",
+               _nothing, "digits:digits_command"),
+    "mip-package": ("rewrite package.json and package-bench.json (mip's manifests)",
+                    _nothing, "board.mip_package:mip_package_command"),
+    "import-torch": ("a PyTorch state_dict .npz to a model file",
+                     _import_torch, "interop.statedict_cli:import_torch_command"),
+    "export-torch": ("a model file to a PyTorch state_dict .npz",
+                     _export_torch, "interop.statedict_cli:export_torch_command"),
+    "check-model": ("run a model file on the board against the NumPy reference",
+                    _check_model, "checks.model_check:check_model_command"),
+}
+
+
+def parser():
+    """The argument parser of every command."""
+    top = cli.ArgumentParser(prog="python -m tinyattn_host", description=__doc__.split("\n")[0])
+    commands = top.add_subparsers(dest="command", required=True, metavar="command",
+                                  parser_class=cli.ArgumentParser)
+    for name, (help_text, arguments, _) in COMMANDS.items():
+        arguments(commands.add_parser(name, help=help_text, description=help_text))
+    return top
+
+
+def handler(name):
+    """The function that does command `name`."""
+    module, _, function = COMMANDS[name][2].partition(":")
+    return getattr(importlib.import_module("." + module, __package__), function)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tinyattn_host")
-    commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="push Iris and digits batches to the board and check "
-                                          "every answer")
-    run.add_argument("--batch-size", type=int, default=16)
-    run.add_argument("--report", metavar="DIR", help="write summary.json and PNG plots there")
-    run.add_argument("--deploy", choices=("auto", "always", "never"), default="auto",
-                     help="copy device/tinyattn to the board: when its version differs (auto)")
-    run.add_argument("--seed", type=int, default=42)
-    run.add_argument("--digits-rows", type=int, metavar="N",
-                     help="digits test rows to send (default all; 64 on the ulab stand-in); "
-                          "0: no digits check")
-    demo = commands.add_parser("demo", help="tinyattn.demo() on the board, and a training curve")
-    demo.add_argument("--epochs", type=int, default=100)
-    demo.add_argument("--report", metavar="DIR", help="write demo.json and demo_training.png")
-    for command in (run, demo):
-        command.add_argument("--port", help=PORT_HELP)
-        command.add_argument("--flash", help="flash folder of the virtual board (default: "
-                                             "temporary)")
-    add_statedict_commands(commands)
-    args = parser.parse_args(argv)
-    if args.command in STATEDICT_COMMANDS:
-        return STATEDICT_COMMANDS[args.command](args)
-    if args.command == "run" and args.batch_size < 1:
-        parser.error("--batch-size must be at least 1")
-    if args.command == "demo" and args.epochs < 1:
-        parser.error("--epochs must be at least 1")
-    return (check if args.command == "run" else demo_report)(args)
+    """Parse argv, run the command; return its exit status."""
+    return cli.run(lambda argv: _dispatch(parser().parse_args(argv)), argv)
 
 
-def check(args):
-    from .harness import Check, write_report
-
-    with Board(port=choose(args.port), flash_dir=args.flash, deploy=args.deploy) as board:
-        info = board.info
-        print("device: MicroPython %s, ulab %s, tinyattn %s, %d bytes free"
-              % (info["micropython"], info["ulab"], info["tinyattn"], info["free"]))
-        run = Check(board, batch_size=args.batch_size, seed=args.seed,
-                    digits=True if args.digits_rows is None else args.digits_rows)
-        summary = run.run()
-    print(summary.line())
-    if args.report:
-        for path in write_report(args.report, summary, run.samples):
-            print("wrote %s" % path)
-    return 0 if summary.ok else 1
-
-
-def demo_report(args):
-    from .demo import run_demo, write_report
-
-    with Board(port=choose(args.port), flash_dir=args.flash) as board:
-        history = run_demo(board, epochs=args.epochs)
-    if args.report:
-        for path in write_report(args.report, history):
-            print("wrote %s" % path)
-    return 0
+def _dispatch(args):
+    return handler(args.command)(args)
 
 
 if __name__ == "__main__":
-    sys.exit(cli.run(main))
+    sys.exit(main())

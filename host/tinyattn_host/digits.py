@@ -3,16 +3,16 @@ pixels; the model is device/tinyattn/digits.py's DIGITS_CONFIG (Tokens(8), Dense
 positional embedding, two TransformerEncoderLayers, average pool, Dense E -> 10).
 
 `train_host` trains it with the NumPy reference on the device's Dataset.split(0.2, seed)
-rows; `python -m tinyattn_host.digits` prints such a run.
+rows; `.venv/bin/python -m tinyattn_host digits` prints such a run.
 """
 
 
 import numpy as np
 
 from .reference.training import Adam, accuracy, split_indices, train
-from .shared import device_module
-from .statedict import param_shapes
-from .unixport import ROOT
+from .device_modules import device_module
+from .interop.statedict import param_shapes
+from .virtual.unixport import ROOT
 
 DIGITS_CSV = ROOT / "data" / "digits.csv"
 TEST_RATIO = 0.2
@@ -74,8 +74,8 @@ def train_host(schedule=DEVICE.SCHEDULE, batch_size=DEVICE.BATCH_SIZE, seed=42,
     return params, accuracy(config, params, X_test, y_test), losses
 
 
-def main():
-    """Train on the host and print the epochs and the test accuracy."""
+def digits_command(args):
+    """The digits command: train on the host, print the epochs and the test accuracy."""
     import time
 
     start = time.monotonic()
@@ -85,6 +85,3 @@ def main():
           % (100 * acc, round(acc * n_test), n_test, sum(v.size for v in params.values()),
              time.monotonic() - start))
 
-
-if __name__ == "__main__":
-    main()

@@ -14,13 +14,14 @@ import zlib
 
 import numpy as np
 
+from .errors import InputError
 from .protocol import DTYPES, wire
 
 MAGIC, END, VERSION = wire.FILE_MAGIC, wire.FILE_END, wire.FILE_VERSION
 CODES = {dtype: code for code, dtype in DTYPES.items()}
 
 
-class ModelFileError(ValueError):
+class ModelFileError(InputError):
     """The file is not a valid tinyattn model file; the message says why."""
 
 

@@ -17,7 +17,9 @@ import zlib
 
 import numpy as np
 
-from .shared import device_module
+from . import errors
+from .errors import BoardError
+from .device_modules import device_module
 
 
 wire = device_module("link/wire")  # the device's own table of the wire and file constants
@@ -34,11 +36,11 @@ DTYPES = {code: np.dtype("<f4" if code == "f" else "<%s%d" % ("u" if code == "B"
 _CODES = {dtype: code for code, dtype in DTYPES.items()}
 
 
-class ProtocolError(Exception):
+class ProtocolError(BoardError):
     """The bytes from the device are not a good frame or record."""
 
 
-class DeviceError(Exception):
+class DeviceError(errors.DeviceError):
     """The device answered with an error frame: `code`, its `name` and the `message`."""
 
     def __init__(self, code, message):
@@ -48,7 +50,7 @@ class DeviceError(Exception):
         super().__init__("%s: %s" % (self.name, message))
 
 
-class LinkTimeout(Exception):
+class LinkTimeout(BoardError):
     """No answer from the device in time."""
 
 
@@ -249,13 +251,3 @@ class Link:
 def _name(kind):
     base = MESSAGES.get(kind & ~REPLY, "0x%02x" % kind)
     return base + (" reply" if kind & REPLY and kind != REPLY else "")
-
-
-def mpy_version(mpy):
-    """(bytecode version, architecture name) from sys.implementation._mpy."""
-    if mpy is None:
-        return None, None
-    archs = [None, "x86", "x64", "armv6", "armv6m", "armv7m", "armv7em", "armv7emsp",
-             "armv7emdp", "xtensa", "xtensawin", "rv32imc", "rv64imc"]
-    arch = mpy >> 10
-    return mpy & 0xFF, archs[arch] if arch < len(archs) else "arch%d" % arch

@@ -6,7 +6,7 @@ import numpy as np
 
 from board_cases import board_test
 from checks import f32
-from tinyattn_host import unixport
+from tinyattn_host.virtual import unixport
 from tinyattn_host.reference import attention_backward, attention_forward
 
 X = np.random.default_rng(3).standard_normal((12, 8))  # 3 sequences of 4 tokens, E = 8

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tinyattn_host.unixport import DEVICE_DIR, STANDIN_DIR
+from tinyattn_host.virtual.unixport import DEVICE_DIR, STANDIN_DIR
 
 SOURCES = sorted(DEVICE_DIR.rglob("*.py"))
 

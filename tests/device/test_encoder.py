@@ -14,10 +14,10 @@ from checks import f32, missing_docstrings
 from tinyattn_host.reference.encoder import (
     encoder_backward, encoder_forward, gelu_backward, gelu_forward, layernorm_backward,
     layernorm_forward, positional_backward, positional_forward)
-from tinyattn_host.reference.layers import sequential_backward, sequential_forward
+from tinyattn_host.reference.sequential import sequential_backward, sequential_forward
 from tinyattn_host.reference.training import Adam, train_step
-from tinyattn_host.statedict import param_shapes
-from tinyattn_host.unixport import DEVICE_DIR
+from tinyattn_host.interop.statedict import param_shapes
+from tinyattn_host.virtual.unixport import DEVICE_DIR
 
 TOL = 1e-4  # float32 device against the float64 reference, relative (Frobenius norm)
 

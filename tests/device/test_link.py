@@ -10,9 +10,9 @@ import numpy as np
 from board_cases import board_test
 from tinyattn_host import __version__
 from tinyattn_host import protocol as P
-from tinyattn_host.harness import IRIS_CONFIG, random_model
+from tinyattn_host.checks.run_check import IRIS_CONFIG, random_model
 from tinyattn_host.reference import attention_forward
-from tinyattn_host.reference.layers import sequential_forward
+from tinyattn_host.reference.sequential import sequential_forward
 
 GOLDEN_PATH = Path(__file__).parents[1] / "support" / "golden_frames.json"
 GOLDEN = json.loads(GOLDEN_PATH.read_text())
@@ -175,7 +175,7 @@ def field_fixtures():
 
 
 def qmodel_fixtures():
-    from tinyattn_host.harness import iris
+    from tinyattn_host.checks.run_check import iris
 
     X, _ = iris()
     stream = message(P.LOAD_MODEL, 1, {"config": IRIS_CONFIG}, random_model(3)) \

@@ -14,8 +14,8 @@ import tty
 import pytest
 
 from board_cases import BOARD_DIR, Report, board_test, write_fixtures
-from tinyattn_host import unixport
-from tinyattn_host.bench import compiled_package
+from tinyattn_host.virtual import unixport
+from tinyattn_host.bench.bench import compiled_package
 
 HEAP = "128k"
 SOURCE_HEAP = "1m"  # on the unix port the cases run device/'s sources, compiled on import

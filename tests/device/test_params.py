@@ -3,7 +3,7 @@ parameters they state (tests/board/case_params.py), a bad config entry gets an e
 it, and the host's loaded copy is the same table (tests/device/test_kinds.py: every kind)."""
 
 from board_cases import board_test
-from tinyattn_host.shared import device_module
+from tinyattn_host.device_modules import device_module
 
 SPECS = [
     ["Dense", 4, 3], ["Dense", 5, 2, False], ["Activation", "gelu_tanh"], ["Tokens", 4],

@@ -19,8 +19,8 @@ from checks import f32
 from tinyattn_host.reference import integer as ref
 from tinyattn_host.reference import integer_encoder as qref
 from tinyattn_host.reference.encoder import gelu_forward
-from tinyattn_host.reference.layers import sequential_forward
-from tinyattn_host.statedict import param_shapes
+from tinyattn_host.reference.sequential import sequential_forward
+from tinyattn_host.interop.statedict import param_shapes
 
 # ---- kernels (case_qnorm) --------------------------------------------------------------------
 def norm_config(seed):

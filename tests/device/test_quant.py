@@ -19,10 +19,11 @@ from board_cases import board_test
 from checks import f32
 from tinyattn_host.reference import attention_forward
 from tinyattn_host.reference import integer as ref
-from tinyattn_host.reference.layers import ATTENTION_PARAMS, sequential_forward
+from tinyattn_host.reference.layers import ATTENTION_PARAMS
+from tinyattn_host.reference.sequential import sequential_forward
 from tinyattn_host.reference.training import split_indices, standardize
 from tinyattn_host.reference.training import train as train_reference
-from tinyattn_host.shared import device_module
+from tinyattn_host.device_modules import device_module
 
 IRIS = device_module("datasets/iris")
 

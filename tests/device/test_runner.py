@@ -5,7 +5,7 @@ import os
 import subprocess
 
 from board_cases import BOARD_DIR, Report
-from tinyattn_host import unixport
+from tinyattn_host.virtual import unixport
 
 SAMPLE = '''
 import check

@@ -12,9 +12,9 @@ from board_cases import board_test
 from checks import rel
 from torch_layout import description, model_state, tinyattn_params
 from tinyattn_host import modelfile
-from tinyattn_host.reference.layers import sequential_forward
+from tinyattn_host.reference.sequential import sequential_forward
 from tinyattn_host.reference.training import SGD, train_step
-from tinyattn_host.statedict import export_npz, import_npz, param_shapes
+from tinyattn_host.interop.statedict import export_npz, import_npz, param_shapes
 
 SHAPE = dict(S=4, F_in=3, E=8, F=16, classes=3, layers=2)
 TOL = 1e-4

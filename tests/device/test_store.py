@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 from board_cases import BOARD_DIR, board_test
-from tinyattn_host import modelfile, unixport
-from tinyattn_host.harness import FLOAT_TOLERANCE, IRIS_CONFIG, random_model
-from tinyattn_host.reference.layers import sequential_forward
+from tinyattn_host import modelfile
+from tinyattn_host.virtual import unixport
+from tinyattn_host.checks.run_check import FLOAT_TOLERANCE, IRIS_CONFIG, random_model
+from tinyattn_host.reference.sequential import sequential_forward
 
 PARAM_NAMES = ["0.W", "0.b"] + ["3." + n for n in ("Wq", "Wk", "Wv", "Wo", "bq", "bk", "bv", "bo")] \
     + ["5.W", "5.b"]

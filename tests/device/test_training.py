@@ -11,13 +11,13 @@ import pytest
 
 from board_cases import BOARD_DIR, board_test
 from checks import f32
-from tinyattn_host import unixport
-from tinyattn_host.bench import compiled_package
+from tinyattn_host.virtual import unixport
+from tinyattn_host.bench.bench import compiled_package
 from tinyattn_host.reference.training import (
     Rng, permutation, split_indices, standardize, train)
 from tinyattn_host.reference.training import accuracy as reference_accuracy
-from tinyattn_host.shared import device_module
-from tinyattn_host.statedict import param_shapes
+from tinyattn_host.device_modules import device_module
+from tinyattn_host.interop.statedict import param_shapes
 
 ROOT = Path(__file__).resolve().parents[2]
 IRIS_CSV = ROOT / "data" / "iris.csv"

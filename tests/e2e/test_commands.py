@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 import serial
 
-from tinyattn_host import unixport
-from tinyattn_host.board import Board, BoardError
-from tinyattn_host.unixport_process import has_raw_repl
+from tinyattn_host.virtual import unixport
+from tinyattn_host.board.board import Board
+from tinyattn_host.errors import BoardError
+from tinyattn_host.virtual.unixport_process import has_raw_repl
 
 needs_virtual_board = pytest.mark.skipif(
     not has_raw_repl(unixport.interpreter()),
@@ -22,9 +23,9 @@ needs_virtual_board = pytest.mark.skipif(
 
 COMMANDS = {
     "run": ["tinyattn_host", "run"],
-    "bench": ["tinyattn_host.bench", "--quick"],
-    "deploy": ["tinyattn_host.deploy"],
-    "repl": ["tinyattn_host.repl"],
+    "bench": ["tinyattn_host", "bench", "--quick"],
+    "deploy": ["tinyattn_host", "deploy"],
+    "repl": ["tinyattn_host", "repl"],
 }
 
 

@@ -14,12 +14,12 @@ import pytest
 import serial
 
 from tinyattn_host import protocol as P
-from tinyattn_host import unixport
-from tinyattn_host.board import Board
-from tinyattn_host.harness import IRIS_CONFIG, random_model
-from tinyattn_host.reference.layers import sequential_forward
-from tinyattn_host.unixport_process import catches_sigint, has_raw_repl
-from tinyattn_host.virtual_board import VirtualBoard
+from tinyattn_host.virtual import unixport
+from tinyattn_host.board.board import Board
+from tinyattn_host.checks.run_check import IRIS_CONFIG, random_model
+from tinyattn_host.reference.sequential import sequential_forward
+from tinyattn_host.virtual.unixport_process import catches_sigint, has_raw_repl
+from tinyattn_host.virtual.virtual_board import VirtualBoard
 
 pytestmark = pytest.mark.skipif(
     not has_raw_repl(unixport.interpreter()),

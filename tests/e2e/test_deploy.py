@@ -7,11 +7,11 @@ import sys
 import pytest
 from mpremote.transport_serial import SerialTransport
 
-from tinyattn_host import deploy as deploy_module
-from tinyattn_host import mip_package
-from tinyattn_host.deploy import DeployError, MpyFormat, deploy
-from tinyattn_host.unixport import DEVICE_DIR, ROOT, interpreter
-from tinyattn_host.unixport_process import has_raw_repl
+from tinyattn_host.board import deploy as deploy_module
+from tinyattn_host.board import mip_package
+from tinyattn_host.board.deploy import DeployError, MpyFormat, deploy
+from tinyattn_host.virtual.unixport import DEVICE_DIR, ROOT, interpreter
+from tinyattn_host.virtual.unixport_process import has_raw_repl
 
 SOURCES = sorted(p.relative_to(DEVICE_DIR / "tinyattn").as_posix()
                  for p in (DEVICE_DIR / "tinyattn").rglob("*.py"))
@@ -118,7 +118,7 @@ def test_a_firmware_without_ulab_is_named(virtual_board):
 
 @needs_virtual_board
 def test_cli_deploys_to_a_virtual_board(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "tinyattn_host.deploy", "--flash",
+    done = subprocess.run([sys.executable, "-m", "tinyattn_host", "deploy", "--flash",
                            str(tmp_path)], capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert "tinyattn 0.1.0 imports on the device from /lib/tinyattn/__init__.mpy" in done.stdout
@@ -159,4 +159,4 @@ def test_mpy_files_for_the_esp32s3_are_xtensawin():
             assert (data[2] >> 2, data[2] & 3) == (10, 3), name
         else:
             assert data[2] == 0, name  # bytecode only: no arch, loads anywhere
-    assert "kernels.mpy" in native
+    assert "int8/kernels.mpy" in native

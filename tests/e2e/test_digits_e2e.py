@@ -3,11 +3,11 @@ training steps, each checked against the reference (few rows: the stand-in is sl
 
 import pytest
 
-from tinyattn_host import unixport
-from tinyattn_host.board import Board
-from tinyattn_host.digits_check import check_digits
-from tinyattn_host.harness import Check, write_report
-from tinyattn_host.unixport_process import has_raw_repl
+from tinyattn_host.virtual import unixport
+from tinyattn_host.board.board import Board
+from tinyattn_host.checks.digits_check import check_digits
+from tinyattn_host.checks.run_check import Check, write_report
+from tinyattn_host.virtual.unixport_process import has_raw_repl
 
 pytestmark = pytest.mark.skipif(
     not has_raw_repl(unixport.interpreter()),
@@ -34,8 +34,8 @@ def test_check_model_runs_an_imported_state_dict(virtual_board, tmp_path):
     import numpy as np
 
     from torch_layout import description, model_state
-    from tinyattn_host.model_check import check_model
-    from tinyattn_host.statedict import import_npz
+    from tinyattn_host.checks.model_check import check_model
+    from tinyattn_host.interop.statedict import import_npz
 
     shape = dict(S=4, F_in=3, E=8, F=16, classes=3, layers=1)
     rng = np.random.default_rng(5)

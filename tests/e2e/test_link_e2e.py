@@ -13,10 +13,11 @@ import pytest
 import serial
 
 from tinyattn_host import protocol as P
-from tinyattn_host import unixport
-from tinyattn_host.board import Board, BoardError
-from tinyattn_host.harness import IRIS_CONFIG, Check, write_report
-from tinyattn_host.unixport_process import has_raw_repl
+from tinyattn_host.virtual import unixport
+from tinyattn_host.board.board import Board
+from tinyattn_host.errors import BoardError
+from tinyattn_host.checks.run_check import IRIS_CONFIG, Check, write_report
+from tinyattn_host.virtual.unixport_process import has_raw_repl
 
 pytestmark = pytest.mark.skipif(
     not has_raw_repl(unixport.interpreter()),
@@ -123,7 +124,7 @@ def test_an_int8_model_sent_back_with_load_qmodel_runs_bit_for_bit(board):
     """QUANTIZE's reply (layers and arrays) is what LOAD_QMODEL takes: the Iris model and the
     digits encoder model, each loaded over another int8 model, answer as the reference."""
     from tinyattn_host.digits import DIGITS_CONFIG, init_params
-    from tinyattn_host.harness import in_scale, iris, quantize_input, random_model
+    from tinyattn_host.checks.run_check import in_scale, iris, quantize_input, random_model
     from tinyattn_host.reference import integer_encoder
 
     link = board.start_link()

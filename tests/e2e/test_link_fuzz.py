@@ -19,13 +19,13 @@ import pytest
 from board_cases import BOARD_DIR, board_test
 from malformed import Fuzz
 from tinyattn_host import protocol as P
-from tinyattn_host import unixport
-from tinyattn_host.board import Board
-from tinyattn_host.harness import (FLOAT_TOLERANCE, IRIS_CONFIG, in_scale, iris, quantize_input,
+from tinyattn_host.virtual import unixport
+from tinyattn_host.board.board import Board
+from tinyattn_host.checks.run_check import (FLOAT_TOLERANCE, IRIS_CONFIG, in_scale, iris, quantize_input,
                                    random_model, reference_qlayers)
 from tinyattn_host.reference import integer
-from tinyattn_host.reference.layers import sequential_forward
-from tinyattn_host.unixport_process import has_raw_repl
+from tinyattn_host.reference.sequential import sequential_forward
+from tinyattn_host.virtual.unixport_process import has_raw_repl
 
 ITEMS = int(os.environ.get("FUZZ_ITEMS", "3000"))
 SEED = int(os.environ.get("FUZZ_SEED", "13"))

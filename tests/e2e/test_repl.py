@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from tinyattn_host.unixport import DEVICE_DIR, interpreter
-from tinyattn_host.unixport_process import has_raw_repl
+from tinyattn_host.virtual.unixport import DEVICE_DIR, interpreter
+from tinyattn_host.virtual.unixport_process import has_raw_repl
 
 pytestmark = pytest.mark.skipif(
     not has_raw_repl(interpreter()), reason="the virtual board needs a unix port with a raw REPL")
@@ -30,11 +30,11 @@ def read_until(fd, marker, timeout=60):
 
 
 def test_repl_on_the_virtual_board_sees_the_deployed_package(tmp_path):
-    deployed = subprocess.run([sys.executable, "-m", "tinyattn_host.deploy", "--flash",
+    deployed = subprocess.run([sys.executable, "-m", "tinyattn_host", "deploy", "--flash",
                                str(tmp_path)], capture_output=True, timeout=300, check=False)
     assert deployed.returncode == 0, deployed.stderr
     terminal, user_side = os.openpty()
-    repl = subprocess.Popen([sys.executable, "-m", "tinyattn_host.repl", "--flash", str(tmp_path)],
+    repl = subprocess.Popen([sys.executable, "-m", "tinyattn_host", "repl", "--flash", str(tmp_path)],
                             stdin=user_side, stdout=user_side, stderr=user_side)
     os.close(user_side)
     try:
@@ -55,7 +55,7 @@ def test_repl_on_the_virtual_board_sees_the_deployed_package(tmp_path):
 def repl_session(flash, lines):
     """`make repl` on a virtual board with this flash: type each line; return what it showed."""
     terminal, user_side = os.openpty()
-    repl = subprocess.Popen([sys.executable, "-m", "tinyattn_host.repl", "--port", "virtual",
+    repl = subprocess.Popen([sys.executable, "-m", "tinyattn_host", "repl", "--port", "virtual",
                              "--flash", str(flash)],
                             stdin=user_side, stdout=user_side, stderr=user_side)
     os.close(user_side)

@@ -8,9 +8,9 @@ import time
 import pytest
 import serial
 
-from tinyattn_host import unixport
-from tinyattn_host.uart_board import RING, UartVirtualBoard
-from tinyattn_host.unixport_process import has_raw_repl
+from tinyattn_host.virtual import unixport
+from tinyattn_host.virtual.uart_board import RING, UartVirtualBoard
+from tinyattn_host.virtual.unixport_process import has_raw_repl
 
 pytestmark = pytest.mark.skipif(
     not has_raw_repl(unixport.interpreter()),

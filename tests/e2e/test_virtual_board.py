@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import serial
 
-from tinyattn_host import unixport
-from tinyattn_host.unixport_process import has_raw_repl
-from tinyattn_host.virtual_board import VirtualBoard
+from tinyattn_host.virtual import unixport
+from tinyattn_host.virtual.unixport_process import has_raw_repl
+from tinyattn_host.virtual.virtual_board import VirtualBoard
 
 pytestmark = pytest.mark.skipif(
     not has_raw_repl(unixport.interpreter()),
@@ -158,7 +158,7 @@ def test_stop_leaves_no_process_or_thread(tmp_path):
 
 
 def test_cli_prints_the_port_and_stops_on_interrupt(tmp_path):
-    cli = subprocess.Popen([sys.executable, "-m", "tinyattn_host.virtual_board",
+    cli = subprocess.Popen([sys.executable, "-m", "tinyattn_host", "virtual-board",
                             "--flash", str(tmp_path / "flash")],
                            stdout=subprocess.PIPE, text=True)
     try:

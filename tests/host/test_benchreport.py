@@ -1,7 +1,7 @@
 """docs/performance.md from bench results: the tables, the speed-up cases, one section per
 interpreter, and the plot (no MicroPython needed: the results are written here)."""
 
-from tinyattn_host import benchreport
+from tinyattn_host.bench import benchreport
 
 HEADER = {"interpreter": "micropython 1.28.0", "machine": "testbox", "platform": "linux",
           "ulab": "6.12.0-2D-c", "float": "float32", "word_bits": 32, "heap_bytes": 262144,

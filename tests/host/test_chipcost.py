@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tinyattn_host import chipcost, mpy_native, xtensa_loops
+from tinyattn_host.chipcost import chipcost, mpy_native, xtensa_loops
 
 KERNELS = Path(__file__).resolve().parents[2] / "device" / "tinyattn" / "int8" / "kernels.py"
 ATTENTION_KERNELS = KERNELS.with_name("kernels_attend.py")
@@ -175,13 +175,13 @@ def test_matmul_inner_loop_budget():
 
 @needs_objdump
 def test_command_line_json():
-    out = subprocess.run([sys.executable, "-m", "tinyattn_host.chipcost", str(KERNELS),
+    out = subprocess.run([sys.executable, "-m", "tinyattn_host", "chipcost", str(KERNELS),
                           "--json", "--function", MATMUL_KERNEL],
                          check=True, capture_output=True, text=True).stdout
     loops = json.loads(out)
     assert {loop["function"] for loop in loops} == {MATMUL_KERNEL}
     loop = max(loops, key=lambda lp: lp["multiplies"])
     assert loop["instructions_per_mac"] == matmul_loops()[0].instructions_per_mac
-    bad = subprocess.run([sys.executable, "-m", "tinyattn_host.chipcost", str(KERNELS),
+    bad = subprocess.run([sys.executable, "-m", "tinyattn_host", "chipcost", str(KERNELS),
                           "--function", "nope"], capture_output=True, text=True)
     assert bad.returncode != 0 and "no loop in function(s) nope" in bad.stderr

@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-from tinyattn_host import deploy
-from tinyattn_host.deploy import ARCH_NAMES, MpyFormat, NoCompiler
+from tinyattn_host.board import deploy
+from tinyattn_host.board.deploy import ARCH_NAMES, MpyFormat, NoCompiler
 
 VIPER = "import micropython\n@micropython.viper\ndef f(x: int) -> int:\n    return x + 1\n"
 

@@ -3,8 +3,8 @@
 import numpy as np
 
 from tinyattn_host.digits import DIGITS_CONFIG, DIGITS_CSV, init_params, load_digits, split
-from tinyattn_host.reference.layers import sequential_forward
-from tinyattn_host.statedict import param_shapes
+from tinyattn_host.reference.sequential import sequential_forward
+from tinyattn_host.interop.statedict import param_shapes
 
 
 def test_the_data_and_its_licence_are_in_the_repository():

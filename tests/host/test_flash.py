@@ -8,9 +8,9 @@ from esptool.bin_image import (ELFSection, ESP32C3FirmwareImage, ESP32FirmwareIm
                                ESP32S3FirmwareImage)
 from esptool.util import FatalError
 
-from tinyattn_host import deploy as deploy_module
-from tinyattn_host import flash
-from tinyattn_host.ports import BoardError
+from tinyattn_host.__main__ import main
+from tinyattn_host.board import deploy as deploy_module
+from tinyattn_host.board import flash
 
 
 def esp_image(image_class, payload=b""):
@@ -58,11 +58,8 @@ def write(tmp_path, data, name="firmware.bin"):
 
 
 def run(args, capsys):
-    """Run the CLI; return (exit status, stdout, stderr)."""
-    try:
-        status = flash.main([str(a) for a in args])
-    except SystemExit as done:
-        status = done.code
+    """Run the flash command; return (exit status, stdout, stderr)."""
+    status = main(["flash", *map(str, args)])
     out, err = capsys.readouterr()
     return status, out, err
 
@@ -77,7 +74,7 @@ def test_chip_names_follow_espressif_image_chip_ids(chip_id, name):
 def test_valid_image_dry_run_prints_the_exact_esptool_calls(tmp_path, capsys, no_esptool):
     firmware = write(tmp_path, merged())
     status, out, _ = run(["--port", "/dev/ttyACM0", "--firmware", firmware, "--dry-run"], capsys)
-    assert status is None
+    assert status == 0
     assert out.splitlines() == [
         f"{firmware}: ESP32-S3 firmware, {firmware.stat().st_size} bytes, application at 0x10000",
         "esptool --chip esp32s3 --port /dev/ttyACM0 --baud 460800 erase-flash",
@@ -105,7 +102,7 @@ def test_flash_runs_the_printed_calls_then_deploys(tmp_path, monkeypatch, capsys
     monkeypatch.setattr(deploy_module, "deploy",
                         lambda port, **kwargs: done.append(("deploy", port)))
     status, _, _ = run(["--port", "/dev/ttyACM0", "--firmware", firmware], capsys)
-    assert status is None
+    assert status == 0
     common = ["--chip", "esp32s3", "--port", "/dev/ttyACM0", "--baud", "460800"]
     assert done == [("esptool", common + ["erase-flash"]),
                     ("esptool", common + ["write-flash", "0x0", str(firmware)]),
@@ -174,8 +171,8 @@ def test_missing_firmware_says_what_to_pass(capsys, no_esptool):
 
 def test_a_port_that_is_not_there_is_named_before_esptool_runs(tmp_path, capsys, no_esptool):
     firmware = write(tmp_path, merged())
-    with pytest.raises(BoardError, match="^no such port: /dev/nonexistent"):
-        run(["--port", "/dev/nonexistent", "--firmware", firmware], capsys)
+    status, _, err = run(["--port", "/dev/nonexistent", "--firmware", firmware], capsys)
+    assert status == 2 and err.startswith("error: no such port: /dev/nonexistent")
 
 
 def test_without_a_port_the_one_board_attached_is_flashed(tmp_path, monkeypatch, capsys,
@@ -186,7 +183,7 @@ def test_without_a_port_the_one_board_attached_is_flashed(tmp_path, monkeypatch,
     monkeypatch.setattr(deploy_module, "deploy", lambda port, **kwargs: done.append(port))
     attached(("/dev/ttyACM3", 0x303A, 0x1001, "USB JTAG/serial debug unit"))
     status, _, _ = run(["--firmware", firmware], capsys)
-    assert status is None and done[0][3] == "/dev/ttyACM3" and done[-1] == "/dev/ttyACM3"
+    assert status == 0 and done[0][3] == "/dev/ttyACM3" and done[-1] == "/dev/ttyACM3"
 
 
 def test_missing_firmware_file_is_reported(tmp_path, capsys, no_esptool):

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from tinyattn_host.unixport import DEVICE_DIR
+from tinyattn_host.virtual.unixport import DEVICE_DIR
 
 PACKAGE = DEVICE_DIR / "tinyattn" / "int8"
 SHARED = ("_M", "_S", "_P", "_CAP", "_LO", "_HI", "_EXT", "_ROWS", "_SRC")

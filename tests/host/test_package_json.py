@@ -5,8 +5,8 @@ import json
 
 from mpremote import mip
 
-from tinyattn_host import mip_package
-from tinyattn_host.unixport import DEVICE_DIR, ROOT
+from tinyattn_host.board import mip_package
+from tinyattn_host.virtual.unixport import DEVICE_DIR, ROOT
 
 
 def _content(part):
@@ -16,7 +16,7 @@ def _content(part):
 def test_both_package_files_are_up_to_date():
     for part, path in mip_package.PARTS.items():
         assert path.read_text() == mip_package.render(part), (
-            f"{path.name} is stale: run  python -m tinyattn_host.mip_package")
+            f"{path.name} is stale: run  python -m tinyattn_host mip-package")
 
 
 def test_the_parts_list_every_device_file_once_with_the_package_version():

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from tinyattn_host import plots
-from tinyattn_host.harness import BatchResult, Summary, write_report
+from tinyattn_host.checks import plots
+from tinyattn_host.checks.run_check import BatchResult, Summary, write_report
 
 
 def png(path):

@@ -9,8 +9,9 @@ import sys
 import pytest
 import serial
 
-from tinyattn_host import ports
-from tinyattn_host.ports import BoardError, check_port, choose
+from tinyattn_host.board import ports
+from tinyattn_host.board.ports import check_port, choose
+from tinyattn_host.errors import BoardError
 
 S3_USB = ("/dev/ttyACM0", 0x303A, 0x1001, "USB JTAG/serial debug unit")
 CP2102 = ("/dev/ttyUSB0", 0x10C4, 0xEA60, "CP2102 USB to UART Bridge Controller")
@@ -64,7 +65,7 @@ def test_candidates_list_espressif_first_and_describe_them(attached):
 
 
 def test_make_devs_prints_the_candidates():
-    done = subprocess.run([sys.executable, "-m", "tinyattn_host.ports"], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "tinyattn_host", "devs"], capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0 and done.stderr == ""
     assert done.stdout.strip()  # a line a candidate, or one saying there is none

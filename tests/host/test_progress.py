@@ -2,8 +2,8 @@
 
 import io
 
-from tinyattn_host.harness import BatchResult, Check
-from tinyattn_host.progress import Progress
+from tinyattn_host.checks.run_check import BatchResult, Check
+from tinyattn_host.checks.progress import Progress
 
 
 class Terminal(io.StringIO):

@@ -117,14 +117,9 @@ def test_link_raises_the_device_error():
     assert info.value.code == 8
 
 
-def test_mpy_version():
-    assert P.mpy_version(2822) == (6, "x64")
-    assert P.mpy_version(6 | (10 << 10)) == (6, "xtensawin")
-
-
 def test_the_host_reads_the_devices_own_table_of_constants():
     from tinyattn_host import modelfile
-    from tinyattn_host.unixport import DEVICE_DIR
+    from tinyattn_host.virtual.unixport import DEVICE_DIR
 
     assert Path(P.wire.__file__) == DEVICE_DIR / "tinyattn" / "link" / "wire.py"
     assert (P.MAGIC, P.CHUNK, P.FORWARD, P.ERRORS[7]) == (b"\xa5T", 192, 0x21, "BAD_VALUE")

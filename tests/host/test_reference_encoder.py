@@ -9,7 +9,8 @@ import pytest
 from tinyattn_host.reference.encoder import (
     ENCODER_PARAMS, encoder_backward, encoder_forward, gelu_backward, gelu_forward,
     layernorm_backward, layernorm_forward, positional_backward, positional_forward)
-from tinyattn_host.reference.layers import cross_entropy, sequential_backward, sequential_forward
+from tinyattn_host.reference.layers import cross_entropy
+from tinyattn_host.reference.sequential import sequential_backward, sequential_forward
 from checks import assert_grads_close, numeric_grad, rel
 
 RNG = np.random.default_rng(15)

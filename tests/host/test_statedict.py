@@ -9,7 +9,7 @@ import pytest
 from torch_layout import description, model_state, tinyattn_params
 from tinyattn_host import modelfile
 from tinyattn_host.__main__ import main
-from tinyattn_host.statedict import (
+from tinyattn_host.interop.statedict import (
     StateDictError, export_npz, export_state_dict, import_npz, import_state_dict)
 
 RNG = np.random.default_rng(1515)

@@ -13,7 +13,7 @@ Formats: int8 tensors (rows, cols); int32 accumulators; softmax probabilities un
 
 import numpy as np
 
-from ..shared import device_module
+from ..device_modules import device_module
 
 INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
 _CONSTANTS = device_module("int8/constants")  # the kernels' own (device/tinyattn/int8/constants.py)

@@ -3,8 +3,9 @@ standardisation, SGD, Adam, one training step and the whole loop (same batch ord
 
 import numpy as np
 
-from ..shared import device_module
-from .layers import cross_entropy, sequential_backward, sequential_forward
+from ..device_modules import device_module
+from .layers import cross_entropy
+from .sequential import sequential_backward, sequential_forward
 
 RNG = device_module("rng")
 Rng, permutation = RNG.Rng, RNG.permutation  # the device's own (device/tinyattn/rng.py)

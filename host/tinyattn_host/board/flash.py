@@ -1,7 +1,7 @@
 """Put a MicroPython firmware on an ESP32-S3: check the image, erase, write with esptool, deploy.
 
-    python -m tinyattn_host.flash --port /dev/ttyACM0 --firmware firmware.bin [--baud 460800]
-                                  [--dry-run]
+    .venv/bin/python -m tinyattn_host flash --port /dev/ttyACM0 --firmware firmware.bin
+                                            [--baud 460800] [--dry-run]
 
 The firmware is a merged image as MicroPython's ESP32-S3 builds produce it (`firmware.bin`): the
 bootloader at 0x0, the partition table at 0x8000, the application where that table says
@@ -10,10 +10,8 @@ file is checked: ESP image magic, the chip id in the image headers, and that the
 the application are complete.
 """
 
-import argparse
 import shlex
 import struct
-import sys
 from pathlib import Path
 
 import esptool
@@ -22,7 +20,7 @@ from esptool.targets import CHIP_DEFS, ESP32S3ROM
 from esptool.util import FatalError
 from mpremote.transport import TransportError
 
-from . import cli
+from ..errors import HostError, InputError, UsageError
 from . import deploy as deploy_module
 from .deploy import DeployError
 from .ports import AUTO, check_port, choose
@@ -45,8 +43,12 @@ FIRMWARE_HELP = (
     "README's 'First board' section has the steps")
 
 
-class ImageError(ValueError):
+class ImageError(InputError):
     """The file is not a complete ESP32-S3 firmware image."""
+
+
+class FlashError(HostError):
+    """esptool failed, or the deploy after it did; the message says what to do."""
 
 
 def chip_name(chip_id):
@@ -144,35 +146,22 @@ def flash(port, firmware, baud=DEFAULT_BAUD, dry_run=False, deploy=True, out=pri
         deploy_module.deploy(port, wait=20, out=out)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tinyattn_host.flash", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--port", help="serial port of the board, e.g. /dev/ttyACM0, or auto "
-                                       "(the default: the one board attached)")
-    parser.add_argument("--firmware", help="merged ESP32-S3 firmware .bin with ulab")
-    parser.add_argument("--baud", type=int, default=DEFAULT_BAUD,
-                        help=f"esptool baud rate (default {DEFAULT_BAUD}; 115200 if it fails)")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="check the firmware and print the esptool calls, write nothing")
-    parser.add_argument("--no-deploy", action="store_true", help="do not deploy device/ after")
-    args = parser.parse_args(argv)
+def flash_command(args):
+    """The flash command: flash() with the command line's firmware, port and baud rate."""
     if not args.firmware:
-        parser.exit(2, f"make flash needs the firmware: FIRMWARE=path/to/firmware.bin, "
-                       f"{FIRMWARE_HELP}\n")
+        raise UsageError(f"make flash needs the firmware: FIRMWARE=path/to/firmware.bin, "
+                         f"{FIRMWARE_HELP}")
     if not Path(args.firmware).is_file():
-        parser.exit(2, f"no such firmware file: {args.firmware}\nIt should be {FIRMWARE_HELP}\n")
+        raise UsageError(f"no such firmware file: {args.firmware}; it should be {FIRMWARE_HELP}")
     try:
         flash(args.port, args.firmware, args.baud, args.dry_run, deploy=not args.no_deploy)
     except ImageError as error:
-        parser.exit(1, f"refusing to flash {args.firmware}: {error}\n")
+        raise ImageError(f"refusing to flash {args.firmware}: {error}") from None
     except FatalError as error:
-        parser.exit(1, f"esptool: {error}\nIs the board in download mode? Hold BOOT, tap RESET, "
-                       f"release BOOT, then try again.\n")
+        raise FlashError(f"esptool: {error}; is the board in download mode? Hold BOOT, tap "
+                         f"RESET, release BOOT, then try again") from None
     except (DeployError, TransportError) as error:
-        parser.exit(1, f"the firmware is written, but deploying failed: {error}\n"
-                       f"Once the board is up: make deploy"
-                       f"{' PORT=' + args.port if args.port else ''}\n")
-
-
-if __name__ == "__main__":
-    sys.exit(cli.run(main))
+        raise FlashError(f"the firmware is written, but deploying failed: {error}; once the "
+                         f"board is up: make deploy"
+                         f"{' PORT=' + args.port if args.port else ''}") from None
+    return 0

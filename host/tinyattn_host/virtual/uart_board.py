@@ -1,6 +1,6 @@
 """A virtual board whose stdin is a UART's ring buffer: what overflows it is lost.
 
-    python -m tinyattn_host.uart_board [--flash DIR]
+    .venv/bin/python -m tinyattn_host virtual-board --uart [--flash DIR]
 
 An ESP32's UART driver keeps received bytes in a ring until the program reads them; bytes
 that arrive while it holds RING unread ones are dropped. The plain virtual board keeps every
@@ -12,10 +12,9 @@ the interpreter has not read yet are its tty's input queue (FIONREAD) plus those
 import fcntl
 import os
 import struct
-import sys
 import termios
 
-from .virtual_board import VirtualBoard, main
+from .virtual_board import VirtualBoard
 
 RING = 260  # the bytes a board's stdin ring holds unread
 
@@ -44,6 +43,3 @@ class UartVirtualBoard(VirtualBoard):
         finally:
             os.close(fd)
 
-
-if __name__ == "__main__":
-    sys.exit(main(board_class=UartVirtualBoard, prog="python -m tinyattn_host.uart_board"))

@@ -9,10 +9,10 @@ weights read back after each.
 
 import numpy as np
 
-from . import protocol
-from .digits import DIGITS_CONFIG, load_digits, split, train_host
-from .reference.layers import sequential_forward
-from .reference.training import SGD, train_step
+from .. import protocol
+from ..digits import DIGITS_CONFIG, load_digits, split, train_host
+from ..reference.sequential import sequential_forward
+from ..reference.training import SGD, train_step
 
 TOLERANCE = 1e-4
 HOST_SCHEDULE = ((1, 2e-3),)  # one epoch: confident logits, a few seconds of NumPy

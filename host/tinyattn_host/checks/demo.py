@@ -1,6 +1,6 @@
 """`make demo`: tinyattn.demo() on the board, its output as it comes, and a report.
 
-    python -m tinyattn_host demo [--port P] [--epochs N] [--report DIR]
+    .venv/bin/python -m tinyattn_host demo [--port P] [--epochs N] [--report DIR]
 
 The device trains the Iris model and prints what it prints at the REPL; with a report folder,
 `demo.json` gets the loss and the test accuracy after every epoch and `demo_training.png`
@@ -14,7 +14,9 @@ from pathlib import Path
 from mpremote.transport import TransportError
 
 from . import plots
-from .ports import BoardError
+from ..board.board import Board
+from ..board.ports import choose
+from ..errors import BoardError, UsageError
 
 MARK = "@@HISTORY "
 SILENCE = 300  # seconds without output after which the device is given up on
@@ -60,3 +62,15 @@ def write_report(directory, history):
         "tinyattn.demo() on the device: Iris, 120 training rows, 30 test rows",
         history["loss"], {"test rows": (epochs, history["test_accuracy"])})
     return [directory / "demo.json", curve]
+
+
+def demo_command(args):
+    """The demo command (`make demo`): run_demo on the board, then the report if asked."""
+    if args.epochs < 1:
+        raise UsageError("--epochs must be at least 1")
+    with Board(port=choose(args.port), flash_dir=args.flash) as board:
+        history = run_demo(board, epochs=args.epochs)
+    if args.report:
+        for path in write_report(args.report, history):
+            print("wrote %s" % path)
+    return 0

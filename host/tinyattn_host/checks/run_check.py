@@ -14,14 +14,17 @@ from pathlib import Path
 
 import numpy as np
 
-from . import digits_check, plots, protocol
-from .board import DeviceReset
+from . import digits_check, plots
+from .. import protocol
+from ..board.board import Board, DeviceReset
+from ..board.ports import choose
+from ..errors import UsageError
 from .progress import Progress
-from .reference import integer
-from .reference.layers import sequential_forward
-from .reference.training import SGD, Adam, accuracy, train, train_step
-from .shared import device_module
-from .statedict import param_shapes
+from ..reference import integer
+from ..reference.sequential import sequential_forward
+from ..reference.training import SGD, Adam, accuracy, train, train_step
+from ..device_modules import device_module
+from ..interop.statedict import param_shapes
 
 IRIS = device_module("datasets/iris")
 IRIS_CONFIG = IRIS.CONFIG  # the board's (the check compares it with GET_WEIGHTS' config)
@@ -272,6 +275,24 @@ class Check:
 
 
 # ---- the report --------------------------------------------------------------------------
+def run_command(args):
+    """The run command (`make run`): the Check on the board; exit status 0 only when all agree."""
+    if args.batch_size < 1:
+        raise UsageError("--batch-size must be at least 1")
+    with Board(port=choose(args.port), flash_dir=args.flash, deploy=args.deploy) as board:
+        info = board.info
+        print("device: MicroPython %s, ulab %s, tinyattn %s, %d bytes free"
+              % (info["micropython"], info["ulab"], info["tinyattn"], info["free"]))
+        run = Check(board, batch_size=args.batch_size, seed=args.seed,
+                    digits=True if args.digits_rows is None else args.digits_rows)
+        summary = run.run()
+    print(summary.line())
+    if args.report:
+        for path in write_report(args.report, summary, run.samples):
+            print("wrote %s" % path)
+    return 0 if summary.ok else 1
+
+
 def write_report(directory, summary, samples):
     """summary.json with every figure, and the PNG plots (tinyattn_host.plots) of each model:
     attention maps, error histogram, relative error; the trained model's training curve."""

@@ -1,17 +1,16 @@
 """Chip cost of the viper kernels: what their inner loops cost on the ESP32-S3, per MAC.
 
-    python -m tinyattn_host.chipcost device/tinyattn/int8/kernels.py [--json] [--function NAME]
-                                     [--show-asm] [--macs NAME=N]
+    .venv/bin/python -m tinyattn_host chipcost device/tinyattn/int8/kernels.py [--json]
+                                [--function NAME] [--show-asm] [--macs NAME=N]
 
 The file's native and viper functions (mpy_native) have their innermost loops counted and
 costed (xtensa_loops, which states the cycle model); here they are reported, per MAC, as a
 markdown table or JSON.
 """
 
-import argparse
 import json
-import sys
 
+from ..errors import UsageError
 from .mpy_native import ChipCostError, compile_xtensawin, native_functions
 from .xtensa_loops import disassemble, innermost_loops, loop_cost
 
@@ -77,33 +76,21 @@ def markdown_table(loops):
     return "\n".join(rows)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tinyattn_host.chipcost",
-                                     description=__doc__.split("\n\n")[0])
-    parser.add_argument("source", help="a MicroPython file with viper/native functions")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.add_argument("--function", action="append", metavar="NAME",
-                        help="only this function (repeatable)")
-    parser.add_argument("--show-asm", action="store_true", help="print each loop's body")
-    parser.add_argument("--macs", action="append", default=[], metavar="NAME=N",
-                        help="MACs per iteration of NAME's inner loop (default: its multiplies)")
-    args = parser.parse_args(argv)
+def chipcost_command(args):
+    """The chipcost command: the table (or JSON, or the loops' bodies) for one source file."""
     try:
         macs = {k: int(v) for k, _, v in (m.partition("=") for m in args.macs)}
     except ValueError:
-        parser.error("--macs takes NAME=N with N an integer, got %s" % args.macs)
-    try:
-        loops = kernel_loops(args.source, macs)
-    except ChipCostError as e:
-        sys.exit("chipcost: %s" % e)
+        raise UsageError("--macs takes NAME=N with N an integer, got %s" % args.macs) from None
+    loops = kernel_loops(args.source, macs)
     if args.function:
         missing = set(args.function) - {lp.function for lp in loops}
         if missing:
-            sys.exit("chipcost: no loop in function(s) %s" % ", ".join(sorted(missing)))
+            raise ChipCostError("no loop in function(s) %s" % ", ".join(sorted(missing)))
         loops = [lp for lp in loops if lp.function in args.function]
     if args.json:
         print(json.dumps([lp.as_dict() for lp in loops], indent=1))
-        return
+        return 0
     print(markdown_table(loops))
     print("\nulab float np.dot, estimated the same way: ~%(instructions)d instructions, "
           "%(calls)d calls, ~%(cycles_per_mac)d cycles/MAC (chipcost.ULAB_FLOAT_DOT)"
@@ -111,7 +98,4 @@ def main(argv=None):
     if args.show_asm:
         for lp in loops:
             print("\n%s, loop 0x%x-0x%x:\n%s" % (lp.function, lp.start, lp.end, "\n".join(lp.asm)))
-
-
-if __name__ == "__main__":
-    main()
+    return 0

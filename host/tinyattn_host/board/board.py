@@ -9,35 +9,23 @@ Every failure a user can meet on the way is a BoardError whose message says what
 
 import contextlib
 import io
-import re
 import time
 
 from mpremote.transport import TransportError, TransportExecError
 from mpremote.transport_serial import SerialTransport
 
-from . import protocol
-from .ports import BoardError, check_port
-from .unixport import DEVICE_DIR
+from .. import protocol
+from ..errors import BoardError
+from .deploy import deploy as deploy_package, local_version
+from .ports import check_port, choose
 
 FIRMWARE_HINT = ("flash a MicroPython firmware built with ulab for the ESP32-S3 "
                  "(README, 'First board'; then make flash PORT=... FIRMWARE=...)")
 RESET_MARKERS = (b"soft reboot", b"rst:0x")
 
 
-class DeviceReset(Exception):
+class DeviceReset(BoardError):
     """The device rebooted while the link was running."""
-
-
-def local_version():
-    text = (DEVICE_DIR / "tinyattn" / "__init__.py").read_text()
-    return re.search(r"""^__version__\s*=\s*["']([^"']+)["']""", text, re.M).group(1)
-
-
-def deploy(transport, use_py=False, out=print):
-    """Copy device/tinyattn to /lib/tinyattn (tinyattn_host.deploy: compiled when it can)."""
-    from .deploy import deploy as deploy_package
-
-    return deploy_package(transport, use_py=use_py, out=out)
 
 
 class Board:
@@ -83,7 +71,7 @@ class Board:
 
     def _open(self):
         if self.port is None:
-            from .virtual_board import VirtualBoard
+            from ..virtual.virtual_board import VirtualBoard
 
             self.virtual = VirtualBoard(flash_dir=self.flash_dir, heap=self.heap)
             self.port = self.virtual.start()
@@ -105,7 +93,7 @@ class Board:
                 have = self.info["tinyattn"] or "no tinyattn"
                 raise BoardError("the device has %s, this is tinyattn %s: deploy it (run "
                                  "with --deploy, or make deploy PORT=%s)" % (have, wanted, self.port))
-            deploy(self.transport, use_py=self.use_py, out=self.out)
+            deploy_package(self.transport, use_py=self.use_py, out=self.out)
             self._enter_raw()
             self.info = self._device_info()
         return self.info
@@ -181,6 +169,13 @@ class Board:
             if self.virtual is not None:
                 self.virtual.stop()
                 self.virtual = None
+
+
+def deploy_command(args):
+    """The deploy command: deploy.py's deploy on the board `--port` names (or a virtual one)."""
+    with Board(port=choose(args.port), flash_dir=args.flash, deploy="always", use_py=args.py):
+        pass
+    return 0
 
 
 class ResetAwareLink(protocol.Link):

@@ -1,8 +1,6 @@
 """The virtual board: the MicroPython unix port behind a pseudo-terminal, like a board on USB.
 
-    python -m tinyattn_host.virtual_board [--flash DIR]
-
-prints the path to connect to (`mpremote connect /dev/pts/N`) and serves until interrupted.
+    .venv/bin/python -m tinyattn_host virtual-board [--flash DIR]   # by hand (serve.py)
 
 A folder plays the flash: the interpreter sees it as `/` (a VfsPosix mounted at the root), so
 `/lib` is `DIR/lib` and what mpremote copies there survives restarts. When the interpreter
@@ -15,16 +13,14 @@ The interpreter process is unixport_process's; the bytes between the port and it
 pty_pump's (Ctrl-C included).
 """
 
-import argparse
 import os
 import shutil
-import signal
-import sys
 import tempfile
 import threading
 import tty
 from pathlib import Path
 
+from ..errors import BoardError
 from . import unixport
 from .pty_pump import PtyPump
 from .unixport_process import boot, has_raw_repl
@@ -32,7 +28,7 @@ from .unixport_process import boot, has_raw_repl
 SOFT_REBOOT = b"MPY: soft reboot\r\n"
 
 
-class NoRawRepl(RuntimeError):
+class NoRawRepl(BoardError):
     """The interpreter's REPL has no raw mode (unix ports before pyexec): mpremote cannot work."""
 
 
@@ -167,27 +163,3 @@ class VirtualBoard(PtyPump):
             return b""
         self._boot(raw=raw)
         return SOFT_REBOOT + (b"" if raw else (self.banner + "\r\n").encode())
-
-
-def main(argv=None, board_class=None, prog="python -m tinyattn_host.virtual_board"):
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
-    parser.add_argument("--flash", help="folder that plays the flash (default: a temporary one)")
-    parser.add_argument("--heap", help="MicroPython heap size, for example 2m")
-    args = parser.parse_args(argv)
-    board = (board_class or VirtualBoard)(flash_dir=args.flash, heap=args.heap)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with board:
-        print(board.banner)
-        print("connect to: %s   (mpremote connect %s)" % (board.port, board.port))
-        print("Ctrl-C stops the board", flush=True)
-        try:
-            while not stop.wait(0.5):
-                pass
-        except KeyboardInterrupt:
-            pass
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

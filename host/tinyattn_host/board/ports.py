@@ -16,6 +16,8 @@ import os
 import serial
 from serial.tools import list_ports
 
+from ..errors import BoardError
+
 AUTO, VIRTUAL = "auto", "virtual"
 PORT_HELP = ("serial port of the board, auto, or virtual (default: the one board attached, "
              "else a virtual board)")
@@ -24,10 +26,6 @@ BRIDGES = {  # USB-serial bridges on ESP32-S3 boards' UART connector
     0x10C4: "Silicon Labs CP210x", 0x1A86: "WCH CH340/CH9102", 0x0403: "FTDI",
     0x067B: "Prolific PL2303",
 }
-
-
-class BoardError(Exception):
-    """The board cannot be used as it is; the message says why and what to do."""
 
 
 def candidates():
@@ -80,8 +78,8 @@ def check_port(port):
         raise BoardError("cannot open %s: %s" % (port, err)) from None
 
 
-def main():
-    """`make devs`: the candidate boards, one a line."""
+def devs_command(args):
+    """The devs command (`make devs`): the candidate boards, one a line."""
     found = candidates()
     for info in found:
         print(describe(info))
@@ -90,6 +88,3 @@ def main():
               "FTDI or PL2303 bridge); without PORT, commands use the virtual board" % ESPRESSIF)
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

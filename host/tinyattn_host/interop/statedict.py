@@ -29,15 +29,16 @@ import os
 
 import numpy as np
 
-from . import modelfile
-from .shared import device_module
+from .. import modelfile
+from ..errors import InputError
+from ..device_modules import device_module
 
 SEQUENTIAL = device_module("link/wire").FILE_SEQUENTIAL  # the device file's kind of a Sequential
 _ATTENTION = (("in_proj_weight", ("Wq", "Wk", "Wv")), ("in_proj_bias", ("bq", "bk", "bv")),
               ("out_proj.weight", ("Wo",)), ("out_proj.bias", ("bo",)))
 
 
-class StateDictError(ValueError):
+class StateDictError(InputError):
     """A state_dict and a description do not fit together; the message says where."""
 
 

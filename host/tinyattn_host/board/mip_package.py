@@ -5,7 +5,7 @@
 
     mpremote mip install package.json          # in a checkout: the core
     mpremote mip install package-bench.json    # in a checkout: the bench, and the core
-    python -m tinyattn_host.mip_package        # rewrites both files
+    .venv/bin/python -m tinyattn_host mip-package   # rewrites both files
 
 URLs are relative to the package.json, so they name no repository; mip resolves them against
 where it found the file (a checkout, or github:<owner>/<name>[@tag]). A dependency is not
@@ -15,10 +15,9 @@ GitHub). `make deploy` puts both parts on a board.
 """
 
 import json
-import sys
 
 from .deploy import PACKAGE, SOURCE_DIR, local_version, sources
-from .unixport import ROOT
+from ..virtual.unixport import ROOT
 
 CORE = "package.json"  # the bench's dependency: the core's package file
 BENCH_DIR = "bench"  # the bench part: this folder of device/tinyattn
@@ -47,12 +46,10 @@ def render(part="core"):
             f'  "version": {json.dumps(content["version"])}\n}}\n')
 
 
-def main():
+def mip_package_command(args):
+    """The mip-package command: rewrite package.json and package-bench.json."""
     for part, path in PARTS.items():
         path.write_text(render(part))
         print(f"wrote {path.relative_to(ROOT)}: {len(manifest(part)['urls'])} files")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,4 @@
-"""Check a model file on the board: `python -m tinyattn_host check-model MODEL INPUTS.npy`.
+"""Check a model file on the board: `.venv/bin/python -m tinyattn_host check-model MODEL X.npy`.
 
 The model (a tinyattn model file, e.g. from import-torch) is loaded on the device over the
 link, the input rows go in batches, and every batch's output is compared with the float64
@@ -7,9 +7,12 @@ reference: relative error max |device - reference| / max(1, max |reference|) <= 
 
 import numpy as np
 
-from . import modelfile, protocol
+from .. import modelfile, protocol
+from ..board.board import Board
+from ..board.ports import choose
+from ..errors import bad_file_is_input_error
 from .digits_check import TOLERANCE, relative_error
-from .reference.layers import sequential_forward
+from ..reference.sequential import sequential_forward
 
 
 def check_model(link, model_path, X, batch_size=16, out=print):
@@ -34,3 +37,14 @@ def check_model(link, model_path, X, batch_size=16, out=print):
     out("%s: %s on %d rows, max rel err %.2e (tolerance %.0e)"
         % ("PASS" if ok else "FAIL", model_path, len(X), worst, TOLERANCE))
     return ok, worst
+
+
+def check_model_command(args):
+    """The check-model command: exit status 0 when device and reference agree, 1 if not (or
+    for a bad file), 2 for a board problem."""
+    with bad_file_is_input_error():
+        X = np.load(args.inputs)
+        modelfile.read_model(args.model)  # a bad file is refused before the board is opened
+    with Board(port=choose(args.port), deploy="auto") as board:
+        ok, _ = check_model(board.start_link(), args.model, X, args.batch_size)
+    return 0 if ok else 1

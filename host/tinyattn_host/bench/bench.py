@@ -1,7 +1,7 @@
 """`make bench`: speed and memory measured on the device, rendered here as docs/performance.md.
 
-    python -m tinyattn_host.bench [--port P] [--out build/bench] [--doc docs/performance.md]
-                                  [--quick] [--repeats N] [--cap S] [--heap 256k]
+    .venv/bin/python -m tinyattn_host bench [--port P] [--out build/bench] [--quick]
+                      [--doc docs/performance.md] [--repeats N] [--cap S] [--heap 256k]
 
 The device side is the tinyattn-bench mip package (the folder tinyattn/bench/: __init__.py, fit.py,
 plan.py): it prints each result as one JSON line as it measures. With a port,
@@ -12,7 +12,6 @@ the times in one process; the largest S by a fresh interpreter for every S tried
 with `-X heapsize=<--heap>`; the smallest heap for a few S, by bisection over -X heapsize. Writes bench.json to --out and the tables and plot to --doc.
 """
 
-import argparse
 import json
 import os
 import subprocess
@@ -21,11 +20,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import benchreport, cli, unixport
-from .deploy import SOURCE_DIR, MpyFormat, package_files
-from .ports import PORT_HELP, choose
-from .progress import Progress
-from .shared import device_module
+from . import benchreport
+from ..errors import DeviceError
+from ..virtual import unixport
+from ..board.deploy import SOURCE_DIR, MpyFormat, package_files
+from ..board.ports import choose
+from ..checks.progress import Progress
+from ..device_modules import device_module
 
 DEFAULT_OUT = Path("build") / "bench"
 DEFAULT_DOC = unixport.ROOT / "docs" / "performance.md"
@@ -123,7 +124,7 @@ def compiled_package(command, folder):
 
 def stream(code, heap, device_dir, on_record):
     """Run MicroPython `code` on the unix port, on_record(dict) for each result line as it
-    comes; raises RuntimeError with the output's end if the code fails."""
+    comes; raises DeviceError with the output's last line if the code fails."""
     command = [unixport.interpreter(), "-X", "heapsize=" + heap, "-c", code]
     env = dict(os.environ, MICROPYPATH=unixport.search_path(device_dir=device_dir))
     other = []
@@ -139,7 +140,12 @@ def stream(code, heap, device_dir, on_record):
             if proc.poll() is None and sys.exc_info()[0] is not None:
                 proc.kill()
     if proc.returncode:
-        raise RuntimeError("the bench failed on the unix port:\n" + "".join(other)[-2000:])
+        raise DeviceError("the bench failed on the unix port: " + _last_line(other))
+
+
+def _last_line(lines):
+    """The last line that is not blank (a traceback's: the exception), or "no output"."""
+    return next((line.strip() for line in reversed(lines) if line.strip()), "no output")
 
 
 def fits(S, checkpoint, heap, device_dir):
@@ -224,7 +230,7 @@ def on_unix_port(collector, quick, heap):
 def on_board(collector, port, quick):
     """Run tinyattn.bench.run() on the board at `port` into collector.results (deployed
     first: a deploy copies only the files that differ, and puts the bench there too)."""
-    from .board import Board
+    from ..board.board import Board
 
     pending = []
 
@@ -242,7 +248,8 @@ def on_board(collector, port, quick):
             "import tinyattn.bench as b\nb.run(quick=%r, repeats=%d, cap=%r)"
             % (quick, collector.repeats, collector.cap), timeout=None, data_consumer=consume)
     if err:
-        raise RuntimeError("tinyattn.bench.run() failed on the board:\n" + err.decode())
+        raise DeviceError("tinyattn.bench.run() failed on the board: "
+                          + _last_line(err.decode(errors="replace").splitlines()))
     collector.results["header"]["package"] = "as deployed on the board"
 
 
@@ -253,29 +260,16 @@ def chip_cost():
     """The int8 kernels' inner loops on the ESP32-S3, estimated from the xtensawin code
     mpy-cross emits for kernels.py and qkernels_attend.py (tinyattn_host.chipcost), as a
     markdown table."""
-    from . import chipcost
+    from ..chipcost import chipcost
 
     loops = [loop for name in KERNEL_SOURCES for loop in chipcost.kernel_loops(SOURCE_DIR / name)]
     return chipcost.markdown_table(loops)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port", help=PORT_HELP)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                        help="folder for bench.json (default %(default)s)")
-    parser.add_argument("--doc", type=Path, default=DEFAULT_DOC,
-                        help="the page to update, its plot beside it (default %(default)s)")
-    parser.add_argument("--quick", action="store_true", help="a tiny grid (for tests)")
-    parser.add_argument("--repeats", type=int, default=11,
-                        help="timed rounds at most (default %(default)s)")
-    parser.add_argument("--cap", type=float,
-                        help="skip calls predicted slower than this many seconds (default 1, "
-                        "0.2 with the ulab stand-in)")
-    parser.add_argument("--heap", default="256k",
-                        help="unix port heap for the largest-S search (default %(default)s)")
-    args = parser.parse_args(argv)
+def bench_command(args):
+    """The bench command (`make bench`): measure, write bench.json, the tables and the plot."""
     args.port = choose(args.port)
+    args.out, args.doc = Path(args.out), Path(args.doc)
     standin = not args.port and not unixport.has_ulab(unixport.interpreter())
     if args.cap is None:
         args.cap = 0.2 if standin else 1.0
@@ -288,9 +282,8 @@ def main(argv=None):
             on_board(collector, args.port, args.quick)
         else:
             on_unix_port(collector, args.quick, args.heap)
-    except RuntimeError as err:  # the device side failed: its output's end says why
+    finally:
         progress.clear()
-        parser.exit(1, "make bench: %s\n" % err)
     results = collector.results
     results["header"]["date"] = time.strftime("%Y-%m-%d", time.gmtime())
     results["chip_cost"] = chip
@@ -303,6 +296,3 @@ def main(argv=None):
                                           benchreport.plot_path(args.doc, results["header"])))
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(cli.run(main))

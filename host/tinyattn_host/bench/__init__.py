@@ -1,0 +1,1 @@
+"""make bench: the device measures, the host writes bench.json, tables and a plot."""

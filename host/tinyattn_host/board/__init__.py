@@ -1,0 +1,1 @@
+"""Reach a board: ports, the Board (check, deploy, link), flashing, the REPL, mip manifests."""

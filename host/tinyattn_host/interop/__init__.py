@@ -1,0 +1,1 @@
+"""PyTorch interop: state_dict .npz files to and from tinyattn model files."""
