@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from tinyattn_host.shared import device_module
+from tinyattn_host.device_modules import device_module
 
 FIXED_POINT = device_module("int8/fixedpoint")
 

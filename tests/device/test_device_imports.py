@@ -3,7 +3,7 @@ at module level or inside a function, read with ast; a cycle is named module by 
 
 import ast
 
-from tinyattn_host.unixport import DEVICE_DIR
+from tinyattn_host.virtual.unixport import DEVICE_DIR
 
 PACKAGE = DEVICE_DIR / "tinyattn"
 

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from board_cases import board_test
-from tinyattn_host import statedict
-from tinyattn_host.reference.layers import sequential_backward, sequential_forward
-from tinyattn_host.shared import device_module
+from tinyattn_host.interop import statedict
+from tinyattn_host.reference.sequential import sequential_backward, sequential_forward
+from tinyattn_host.device_modules import device_module
 
 SPEC = device_module("nn/spec")
 

@@ -32,7 +32,7 @@ def test_the_shared_constants_are_what_they_say():
     const() copy of it equal."""
     import math
 
-    from tinyattn_host.shared import device_module
+    from tinyattn_host.device_modules import device_module
 
     c = device_module("int8/constants")
     assert list(c.EXP_HI) == [round(32768 * math.exp(-k / 8)) for k in range(89)]

@@ -2,7 +2,7 @@
 and units, the LayerNorm kernel's fixed point and limits.
 
 Plain Python: tinyattn_host.reference.integer and integer_encoder load this very file
-(tinyattn_host.shared); the kernels import it (kernels_attend.py keeps EXP_LIMIT as a const()
+(tinyattn_host.device_modules); the kernels import it (kernels_attend.py keeps EXP_LIMIT as a const()
 for its viper loop, tests/host/test_kernel_fields.py holds the two equal).
 """
 

@@ -1,7 +1,7 @@
 """A real multiplier r > 0 as the ints (m, s, p, cap) the integer kernels use.
 
 Plain Python (math and nn/arguments.py): the host's integer reference runs this very file
-(tinyattn_host.shared), so both ends make multipliers by one definition.
+(tinyattn_host.device_modules), so both ends make multipliers by one definition.
 """
 
 import math
