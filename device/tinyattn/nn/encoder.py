@@ -21,7 +21,12 @@ from ..rng import Rng
 class TransformerEncoderLayer(Layer):
     """TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout=0.0,
     activation="relu", norm_first=False, layer_norm_eps=1e-5, seq_len=None, causal=False,
-    seed=None): PyTorch's arguments (dropout must be 0.0), plus the layout tinyattn needs.
+    seed=None): PyTorch's arguments, plus the layout tinyattn needs.
+
+    `dropout` is kept in the config (a PyTorch model's default 0.1 imports as it is), but not
+    applied yet: inference ignores it, as PyTorch's model.eval() does, and a training forward
+    with dropout > 0 raises ValueError (until dropout is implemented here, fine-tune such a
+    model with dropout 0.0 in its config).
 
     activation "relu", or "gelu" in its erf form (gelu.py) as PyTorch computes it.
     `seq_len`: tokens per sequence of the (B*S, E) batches (needed inside a Sequential; a
@@ -32,8 +37,8 @@ class TransformerEncoderLayer(Layer):
     """
 
     def __init__(self, *args, seed=None, **named):
-        (d_model, nhead, dim_feedforward, _, activation, norm_first, layer_norm_eps, seq_len,
-         causal) = self.arguments(args, named)
+        (d_model, nhead, dim_feedforward, dropout, activation, norm_first, layer_norm_eps,
+         seq_len, causal) = self.arguments(args, named)
         rng = Rng(seed)
         self.self_attn = Attention(d_model, nhead, seed=rng.next32())
         self.linear1 = Dense(d_model, dim_feedforward, seed=rng.next32())
@@ -44,6 +49,7 @@ class TransformerEncoderLayer(Layer):
         self.d_model, self.nhead, self.dim_feedforward = d_model, nhead, dim_feedforward
         self.activation_name, self.norm_first = activation, norm_first
         self.layer_norm_eps, self.seq_len, self.causal = layer_norm_eps, seq_len, causal
+        self.dropout = dropout
         self._parts = (("self_attn", self.self_attn), ("linear1", self.linear1),
                        ("linear2", self.linear2), ("norm1", self.norm1), ("norm2", self.norm2))
 
@@ -55,6 +61,10 @@ class TransformerEncoderLayer(Layer):
             raise ValueError("no seq_len: give TransformerEncoderLayer(..., seq_len=S) or "
                              "forward(x, seq_len=S)")
         causal = self.causal if causal is None else causal
+        if training and self.dropout:
+            raise ValueError("TransformerEncoderLayer(dropout=%r): training with dropout is not "
+                             "implemented yet; set dropout 0.0 in the config to fine-tune "
+                             "(inference ignores it)" % (self.dropout,))
 
         def sa(z):
             return self.self_attn.forward(z, S, mask=mask, causal=causal, training=training)

@@ -8,7 +8,7 @@ class, the int8 path its int8 class, tinyattn.X the public name; the host loads 
 (tinyattn_host.device_modules.device_module("nn/spec")). docs/layers.md adds a kind step by step.
 """
 
-from .arguments import choice, dim, flag, fraction, heads_divide, optional_dim, positive, zero
+from .arguments import choice, dim, flag, fraction, heads_divide, optional_dim, positive
 
 REQUIRED = "<required>"
 """The default of an argument that has none (a config entry or a call must give it)."""
@@ -154,7 +154,7 @@ declare("PositionalEmbedding", ".positional",
 declare("Gelu", ".gelu", int8=".layers.QActivation")
 declare("TransformerEncoderLayer", ".encoder",
         ("d_model", dim, REQUIRED, "nhead", dim, REQUIRED, "dim_feedforward", dim, REQUIRED,
-         "dropout", zero, 0.0, "activation", choice(ENCODER_ACTIVATIONS), "relu",
+         "dropout", fraction, 0.0, "activation", choice(ENCODER_ACTIVATIONS), "relu",
          "norm_first", flag, False, "layer_norm_eps", positive, EPS,
          "seq_len", optional_dim, None, "causal", flag, False),
         _encoder, heads_divide, seeded=True, int8=".encoder.QTransformerEncoderLayer")

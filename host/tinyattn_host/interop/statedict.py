@@ -19,19 +19,20 @@ without parameters). The names each kind takes:
     TransformerEncoderLayer  <prefix>.self_attn.* (as above), <prefix>.linear1.*,
                              <prefix>.linear2.*, <prefix>.norm1.*, <prefix>.norm2.*
 
-Every key of the state_dict must be used and every name found, with PyTorch's shape, or
-StateDictError says which is not. Arrays become float32 (a float32 state_dict goes through
-import and export bit for bit).
+"prefix": "" takes a bare module's own names (a state_dict of nn.TransformerEncoderLayer or
+nn.MultiheadAttention alone). Before anything is written, the shapes are followed from the
+input width through every layer (device/tinyattn/nn/flow.py). Every key of the state_dict
+must be used and every name found, with PyTorch's shape and finite values, or StateDictError
+says which is not. Arrays become float32 (a float32 state_dict goes through import and export
+bit for bit).
 """
-
-import json
-import os
 
 import numpy as np
 
 from .. import modelfile
-from ..errors import InputError
 from ..device_modules import device_module
+from ..errors import InputError
+from .arrayfiles import read_json, read_state_dict
 
 SEQUENTIAL = device_module("link/wire").FILE_SEQUENTIAL  # the device file's kind of a Sequential
 _ATTENTION = (("in_proj_weight", ("Wq", "Wk", "Wv")), ("in_proj_bias", ("bq", "bk", "bv")),
@@ -58,16 +59,21 @@ def _links(entry):
     shapes = param_shapes(spec)
     if not shapes:
         return []
-    if not prefix:
-        raise StateDictError("layer %r has parameters: its entry needs a \"prefix\"" % (spec,))
+    if prefix is None or not isinstance(prefix, str) or \
+            (prefix == "" and kind == "PositionalEmbedding"):
+        raise StateDictError("layer %r has parameters: its entry needs a \"prefix\" (\"\" for "
+                             "a bare state_dict, except for PositionalEmbedding)" % (spec,))
 
-    def stacked(key, names):
+    def key(*parts):  # the empty prefix: a bare module's own names
+        return ".".join(p for p in parts if p)
+
+    def stacked(name, names):
         names = [n for n in names if n in shapes]
         rows = sum(shapes[n][0] for n in names)
-        return (key, names, (rows,) + shapes[names[0]][1:]) if names else None
+        return (name, names, (rows,) + shapes[names[0]][1:]) if names else None
 
     def plain(sub, pairs):
-        return [stacked("%s.%s" % (sub, t), (n,)) for t, n in pairs]
+        return [stacked(key(sub, t), (n,)) for t, n in pairs]
 
     if kind == "PositionalEmbedding":
         shape = tuple(entry.get("shape", shapes["P"]))
@@ -77,14 +83,14 @@ def _links(entry):
                                  % (prefix, shape, shapes["P"]))
         links = [(prefix, ["P"], shape)]
     elif kind == "SelfAttention":
-        links = [stacked("%s.%s" % (prefix, t), names) for t, names in _ATTENTION]
+        links = [stacked(key(prefix, t), names) for t, names in _ATTENTION]
     elif kind == "TransformerEncoderLayer":
-        links = [stacked("%s.self_attn.%s" % (prefix, t), ["self_attn." + n for n in names])
+        links = [stacked(key(prefix, "self_attn", t), ["self_attn." + n for n in names])
                  for t, names in _ATTENTION]
         for part in ("linear1", "linear2"):
-            links += plain(prefix + "." + part, (("weight", part + ".W"), ("bias", part + ".b")))
+            links += plain(key(prefix, part), (("weight", part + ".W"), ("bias", part + ".b")))
         for part in ("norm1", "norm2"):
-            links += plain(prefix + "." + part,
+            links += plain(key(prefix, part),
                            (("weight", part + ".gamma"), ("bias", part + ".beta")))
     else:  # Dense, LayerNorm
         pairs = (("weight", "W"), ("bias", "b")) if kind == "Dense" else \
@@ -100,7 +106,8 @@ def import_state_dict(state, layers):
     params: {"<layer index>.<name>": float32 array}, as the device's collect_params names them.
     """
     config, params, used = [], {}, set()
-    for i, entry in enumerate(_checked(layers)):
+    check_flow([entry["layer"] for entry in _checked(layers)])
+    for i, entry in enumerate(layers):
         spec = entry["layer"]
         shapes = param_shapes(spec)
         config.append(list(spec))
@@ -111,6 +118,12 @@ def import_state_dict(state, layers):
             if value.shape != torch_shape:
                 raise StateDictError("%s has shape %s, layer %d (%s) needs %s"
                                      % (key, value.shape, i, spec[0], torch_shape))
+            if value.dtype.kind not in "fiu":
+                raise StateDictError("%s holds %s values, not real numbers (layer %d, %s)"
+                                     % (key, value.dtype, i, spec[0]))
+            if not np.isfinite(value).all():
+                raise StateDictError("%s holds NaN or infinity (layer %d, %s)"
+                                     % (key, i, spec[0]))
             rows = sum(shapes[n][0] for n in names)  # (1, S, E) becomes (S, E)
             value = value.astype(np.float32).reshape((rows,) + shapes[names[0]][1:])
             row = 0
@@ -145,6 +158,17 @@ def export_state_dict(config, params, layers):
     return state
 
 
+def check_flow(config):
+    """The model's input width, after its shapes were followed through every layer
+    (device/tinyattn/flow.py); StateDictError naming the first layer that disagrees."""
+    for i, spec in enumerate(config):
+        param_shapes(spec)  # each entry's own arguments first
+    try:
+        return device_module("nn/flow").follow(config)[0]
+    except (TypeError, ValueError, IndexError) as err:
+        raise StateDictError("the description: %s" % err) from None
+
+
 def _checked(layers):
     if not isinstance(layers, list) or not all(isinstance(e, dict) and "layer" in e
                                                for e in layers):
@@ -155,8 +179,7 @@ def _checked(layers):
 
 def import_npz(npz_path, layers, model_path):
     """Write the model file `model_path` from a .npz state_dict; returns the config."""
-    with np.load(npz_path) as data:
-        state = {k: data[k] for k in data.files}
+    state = read_state_dict(npz_path)
     config, params = import_state_dict(state, layers)
     modelfile.write_model(model_path, SEQUENTIAL, {"config": config, "torch": layers}, params)
     return config
@@ -179,6 +202,5 @@ def export_npz(model_path, npz_path, layers=None):
 
 
 def read_description(path):
-    """The description from a JSON file."""
-    with open(os.fspath(path)) as f:
-        return json.load(f)
+    """The description from a JSON file (a syntax error names the file and line)."""
+    return read_json(path)
