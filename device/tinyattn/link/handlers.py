@@ -16,8 +16,7 @@ from .records import expect, field, integers, matrix, only, require_finite
 from .wire import (ATTENTION, BAD_VALUE, BENCH, BENCH_BUDGET_MS, CHUNK, FORWARD, FORWARD_INT8,
                    GET_WEIGHTS, HELLO, LOAD_MODEL, LOAD_QMODEL, MAX_HEAD, MAX_MESSAGE,
                    MAX_REPEAT, MAX_SCORES, MAX_SEQ_LEN, NO_MODEL, PROTOCOL, QUANTIZE, STATUS,
-                   TRAIN_STEP, TRANSFER)
-from .transfer import begin as transfer
+                   TRAIN_STEP)
 
 
 def need_model(session):
@@ -237,8 +236,9 @@ HANDLERS = {
     HELLO: hello, STATUS: status, ATTENTION: attention, LOAD_MODEL: load_model,
     FORWARD: forward, TRAIN_STEP: train_step, GET_WEIGHTS: get_weights, BENCH: bench,
     QUANTIZE: quantize, LOAD_QMODEL: load_qmodel, FORWARD_INT8: forward_int8,
-    TRANSFER: transfer,
 }
+"""The messages a request may be (TRANSFER, which carries one of them, is server.py's: the
+transfer looks its message up here, so this module does not import it)."""
 
 
 def _shape(arrays, name, shape, ndim=None):

@@ -16,9 +16,10 @@ import micropython
 from .framing import LinkError, Port, receive
 from .handlers import HANDLERS
 from .records import decode, pieces
+from .transfer import begin as begin_transfer
 from .transfer import part
 from .wire import (ACK, BAD_VALUE, BYTE_TIMEOUT_MS, CHUNK, EXIT, INTERNAL, MAX_MESSAGE, MORE,
-                   NO_MEMORY, PART, REPLY, TOO_BIG, UNKNOWN_TYPE)
+                   NO_MEMORY, PART, REPLY, TOO_BIG, TRANSFER, UNKNOWN_TYPE)
 
 
 def serve(timeout=30, byte_timeout=BYTE_TIMEOUT_MS / 1000, stdin=None, stdout=None):
@@ -102,7 +103,7 @@ class Session:
 
     def answer(self, port, kind, seq, payload):
         """Decode the record, run the handler, send its reply or an error frame."""
-        handler = HANDLERS.get(kind)
+        handler = begin_transfer if kind == TRANSFER else HANDLERS.get(kind)
         self.seq = seq
         try:
             if handler is None:
