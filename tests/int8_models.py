@@ -114,7 +114,7 @@ def _attention_params(p, head=""):
     return {n: p.get(head + n) for n in ATTENTION_PARAMS}
 
 
-def encoder_stats(spec, p, x):
+def encoder_stats(spec, p, x, mask=None):
     """int8/encoder.py's encoder_stats on the float64 reference: (y, {name: max |.|})."""
     _, E, H, F, _, act, norm_first, eps, S, causal = spec
     stats = {}
@@ -126,7 +126,7 @@ def encoder_stats(spec, p, x):
     def sa(z):
         attn = _attention_params(p, "self_attn.")
         stats["attention"] = projection_stats(z, attn)
-        return seen("a", attention_forward(z, attn, H, S, causal=causal)[0])
+        return seen("a", attention_forward(z, attn, H, S, mask=mask, causal=causal)[0])
 
     def ff(z):
         f = seen("f1", dense_forward(z, p["linear1.W"], p["linear1.b"]))
@@ -195,25 +195,27 @@ def encoder(spec, p, stats, s_x, s_y, prefix=""):
 
 
 # ---- a Sequential (quant) --------------------------------------------------------------------
+MASKED_KINDS = ("SelfAttention", "GlobalAvgPool")  # (and the encoder layer) take the mask
 def layer_params(params, i):
     """Layer i's parameters {name: array} of a Sequential's params "<i>.<name>"."""
     head = "%d." % i
     return {k[len(head):]: v for k, v in params.items() if k.startswith(head)}
 
 
-def calibrate(config, params, x):
-    """int8/convert.py's _calibrate on the float64 reference: max |.| of every layer's input and output,
-    of an attention's Q, K, V and of an encoder layer's intermediates."""
+def calibrate(config, params, x, mask=None):
+    """int8/convert.py's _calibrate on the float64 reference: max |.| of every layer's input and
+    output, of an attention's Q, K, V and of an encoder layer's intermediates (mask: the padding)."""
     stats = []
     for i, spec in enumerate(config):
         p, st = layer_params(params, i), {"in": max_abs(x)}
         if spec[0] == "TransformerEncoderLayer":
-            x, extra = encoder_stats(spec, p, x)
+            x, extra = encoder_stats(spec, p, x, mask)
             st.update(extra)
         else:
             if spec[0] == "SelfAttention":
                 st.update(projection_stats(x, p))
-            x, _ = sequential_forward([spec], {"0." + k: v for k, v in p.items()}, x)
+            x, _ = sequential_forward([spec], {"0." + k: v for k, v in p.items()}, x,
+                                      mask if spec[0] in MASKED_KINDS else None)
             st["out"] = max_abs(x)
         stats.append(st)
     return stats
@@ -233,8 +235,9 @@ def quantize_layer(spec, p, stats, s_x, s_y, prefix):
         return activation(spec[1], partial(activation_forward, kind=spec[1]), s_x, s_y, prefix)
     s_y = s_y or scale_for(stats["out"])
     if kind == "GlobalAvgPool":
-        return {"kind": "GlobalAvgPool", "seq_len": spec[1],
-                "mult": multiplier(s_x / spec[1], s_y), "s_x": s_x, "s_y": s_y}, {}
+        mults = [list(multiplier(s_x / n, s_y)) for n in range(1, spec[1] + 1)]
+        return {"kind": "GlobalAvgPool", "seq_len": spec[1], "mult": mults[-1], "s_x": s_x,
+                "s_y": s_y, "by_count": mults}, {}
     if kind == "LayerNorm":
         return layernorm(p["gamma"], p["beta"], spec[2], s_x, s_y, prefix)
     if kind == "PositionalEmbedding":
@@ -246,10 +249,10 @@ def quantize_layer(spec, p, stats, s_x, s_y, prefix):
     raise ValueError("no host quantizer for %r" % (kind,))
 
 
-def quantize(config, params, calib):
+def quantize(config, params, calib, mask=None):
     """tinyattn.int8.quantize of the float Sequential (config, params "<i>.<name>") with calibration
-    rows calib: (specs, arrays named "<i>.<name>")."""
-    stats = calibrate(config, params, calib)
+    rows calib (and their padding mask): (specs, arrays named "<i>.<name>")."""
+    stats = calibrate(config, params, calib, mask)
     specs, arrays = [], {}
     s_x = scale_for(stats[0]["in"])
     for i, (spec, st) in enumerate(zip(config, stats)):
@@ -312,3 +315,17 @@ def robust_input(x, scale, margin=1e-3):
             return x
         x = np.where(near, x + 2 * margin * scale, x).astype(np.float32).astype(np.float64)
     raise AssertionError("could not move x off the rounding boundaries")
+
+
+def layer_files(specs, outputs):
+    """({"layer<i>.bin": bytes} of every layer's output, [[typecode, rows, cols], ...]) for a
+    board case's check.layers_match: int8, or little-endian int32 for a Dense that keeps its
+    accumulator."""
+    files, layers = {}, []
+    for i, (spec, out) in enumerate(zip(specs, outputs)):
+        wide = spec["kind"] == "Dense" and spec["mult"] is None  # the int32 accumulator
+        dtype = np.dtype("<i4" if wide else "i1")
+        assert np.array_equal(out.astype(dtype), out), "layer %d leaves its type" % i
+        files["layer%d.bin" % i] = out.astype(dtype).tobytes()
+        layers.append(["i" if wide else "b", *out.shape])
+    return files, layers

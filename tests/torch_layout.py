@@ -65,3 +65,25 @@ def tinyattn_params(state, layers):
     last = 3 + layers + 1
     p["%d.W" % last], p["%d.b" % last] = state["head.weight"], state["head.bias"]
     return {k: v.astype(np.float64) for k, v in p.items()}
+
+
+def multihead_attention(query, key, value, in_proj_weight, in_proj_bias, out_proj_weight,
+                        out_proj_bias, num_heads, key_padding_mask=None):
+    """nn.MultiheadAttention(E, H, batch_first=True)(query, key, value, key_padding_mask)[0]
+    written out as F.multi_head_attention_forward computes it, in PyTorch's layout: query
+    (B, L, E), key and value (B, S, E), in_proj_weight (3E, E) = [Wq; Wk; Wv],
+    key_padding_mask (B, S) True where a key is ignored."""
+    B, L, E = query.shape
+    S, D = key.shape[1], E // num_heads
+    w_q, w_k, w_v = np.split(in_proj_weight, 3)
+    b_q, b_k, b_v = np.split(in_proj_bias, 3)
+    q = (query @ w_q.T + b_q).reshape(B, L, num_heads, D).transpose(0, 2, 1, 3)
+    k = (key @ w_k.T + b_k).reshape(B, S, num_heads, D).transpose(0, 2, 1, 3)
+    v = (value @ w_v.T + b_v).reshape(B, S, num_heads, D).transpose(0, 2, 1, 3)
+    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(D)
+    if key_padding_mask is not None:
+        scores = np.where(key_padding_mask[:, None, None, :], -np.inf, scores)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    out = (weights @ v).transpose(0, 2, 1, 3).reshape(B, L, E)
+    return out @ out_proj_weight.T + out_proj_bias

@@ -24,15 +24,16 @@ def iris_model(seed=42):
     return Sequential.from_config(IRIS_CONFIG, seed=seed)
 
 
-def train_step(model, optimizer, x, labels):
+def train_step(model, optimizer, x, labels, mask=None):
     """One step on one batch: zero the gradients, forward, cross-entropy, backward, update.
+    `mask` (B, S): the batch's padding mask, for a model of variable-length sequences.
 
     Returns the batch's mean loss. A non-finite loss or gradient raises ValueError before
     the update, so the weights stay those of the last good step; an update that makes a
     weight non-finite (a learning rate too large) raises ValueError after it.
     """
     optimizer.zero_grad()
-    logits = model.forward(x, training=True)
+    logits = model.forward(x, training=True, mask=mask)
     loss, dlogits = cross_entropy(logits, labels)
     logits = None
     gc.collect()  # the forward's garbage goes before backward allocates its gradients
@@ -61,7 +62,7 @@ def train(model, data, epochs=100, batch_size=16, lr=1e-3, seed=42, optimizer=No
     the last good step made them (see train_step).
 
     Each epoch shuffles the rows with the next seed of Rng(seed), then takes one
-    train_step per batch (Adam(lr) unless `optimizer` is given). Every `log_every` epochs,
+    train_step per batch (with its padding mask, for a SequenceDataset) (Adam(lr) unless `optimizer` is given). Every `log_every` epochs,
     and after the first and the last, `log` gets a line with the epoch, the loss and the
     seconds so far; log_every=0 is silent. `on_epoch(epoch, loss)`, when given, is called
     after every epoch. The history is {"loss": an array of the mean
@@ -85,9 +86,9 @@ def train(model, data, epochs=100, batch_size=16, lr=1e-3, seed=42, optimizer=No
     for epoch in range(1, epochs + 1):
         data.shuffle(rng.next32())
         total = 0.0
-        for x, labels in data.batches(batch_size):
+        for batch in data.batches(batch_size):  # (x, labels) or (x, labels, mask)
             gc.collect()  # between steps, so each step's arrays find contiguous free heap
-            total += train_step(model, optimizer, x, labels) * len(labels)
+            total += train_step(model, optimizer, *batch) * len(batch[1])
         losses[epoch - 1] = total / len(data)
         if on_epoch:
             on_epoch(epoch, losses[epoch - 1])
@@ -97,12 +98,13 @@ def train(model, data, epochs=100, batch_size=16, lr=1e-3, seed=42, optimizer=No
     return {"loss": losses, "seconds": _seconds_since(start)}
 
 
-def predict(model, X, batch_size=16):
-    """The predicted class of every row of X, as a list."""
+def predict(model, X, batch_size=16, mask=None):
+    """The predicted class of every row of X, as a list; `mask` (rows of X, S): padding."""
     classes = []
     for start in range(0, X.shape[0], batch_size):
         gc.collect()
-        logits = model.forward(X[start:start + batch_size, :])
+        part = None if mask is None else mask[start:start + batch_size, :]
+        logits = model.forward(X[start:start + batch_size, :], mask=part)
         for row in logits:
             values = row.tolist()
             classes.append(values.index(max(values)))
@@ -110,9 +112,13 @@ def predict(model, X, batch_size=16):
 
 
 def evaluate(model, data, batch_size=16):
-    """The fraction of rows of the Dataset `data` whose predicted class is the label."""
-    predicted = predict(model, data.X, batch_size)
-    return sum(1 for p, y in zip(predicted, data.y) if p == y) / len(data)
+    """The fraction of rows of the Dataset `data` whose predicted class is the label (a
+    SequenceDataset's batches with their padding masks)."""
+    right = 0
+    for batch in data.batches(batch_size):
+        predicted = predict(model, batch[0], batch_size, *batch[2:])
+        right += sum(1 for p, y in zip(predicted, batch[1]) if p == y)
+    return right / len(data)
 
 
 def _seconds_since(start):

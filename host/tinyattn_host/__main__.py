@@ -38,6 +38,9 @@ def _run(p):
     p.add_argument("--digits-rows", type=int, metavar="N",
                    help="digits test rows to send (default all; 64 on the ulab stand-in); "
                         "0: no digits check")
+    p.add_argument("--vowels-rows", type=int, metavar="N",
+                   help="vowels test utterances to send in padded batches, then one streamed "
+                        "(default all; 32 on the ulab stand-in); 0: no vowels check")
 
 
 def _demo(p):
@@ -125,6 +128,11 @@ def _check_model(p):
     p.add_argument("--heap", help="a virtual board's heap, e.g. 8m (a PSRAM board)")
 
 
+def _vowels(p):
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--report", metavar="DIR", help="write vowels.json and vowels_training.png")
+
+
 def _nothing(p):
     pass
 
@@ -153,6 +161,8 @@ COMMANDS = {
                 "instructions per MAC (make emulate)", _emulate, "emulator.counts:emulate_command"),
     "digits": ("train the digits model on the host and print its test accuracy",
                _nothing, "digits:digits_command"),
+    "vowels": ("train the Japanese vowels model on the host and print its test accuracy",
+               _vowels, "vowels:vowels_command"),
     "mip-package": ("rewrite package.json and package-bench.json (mip's manifests)",
                     _nothing, "board.mip_package:mip_package_command"),
     "import-torch": ("a PyTorch state_dict .npz to a model file",

@@ -34,7 +34,7 @@ REPLY_SECONDS = 60.0
 ATTENTION, LOAD_MODEL, FORWARD, TRAIN_STEP = (wire.ATTENTION, wire.LOAD_MODEL, wire.FORWARD,
                                               wire.TRAIN_STEP)
 GET_WEIGHTS, BENCH, QUANTIZE = wire.GET_WEIGHTS, wire.BENCH, wire.QUANTIZE
-LOAD_QMODEL, FORWARD_INT8 = wire.LOAD_QMODEL, wire.FORWARD_INT8
+LOAD_QMODEL, FORWARD_INT8, STREAM = wire.LOAD_QMODEL, wire.FORWARD_INT8, wire.STREAM
 MESSAGES, ERRORS = wire.MESSAGES, wire.ERRORS
 DTYPES = {code: np.dtype("<f4" if code == "f" else "<%s%d" % ("u" if code == "B" else "i", size))
           for code, size in wire.ITEMSIZE.items()}

@@ -227,3 +227,4 @@ def every(test, names):
     if failed or not names:
         raise AssertionError("%d of %d configurations: %s"
                              % (len(failed), len(names), "; ".join(failed)))
+

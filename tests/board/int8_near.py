@@ -51,6 +51,10 @@ def near_spec(got, want, what):
                 near(g[k], w[k], where + "." + k)
         elif key == "mult":
             near_mult(g, w, where)
+        elif key == "by_count":
+            check.equal(len(g), len(w), where + " length")
+            for n, (gm, wm) in enumerate(zip(g, w)):
+                near_mult(gm, wm, "%s[%d]" % (where, n))
         elif isinstance(w, float):
             near_scale(g, w, where)
         elif g != w:

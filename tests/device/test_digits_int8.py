@@ -53,13 +53,8 @@ def make_fixtures():
                 "int8_calib.bin": im.model_bytes(*int8_model(params, X_train[:CALIB_ROWS])),
                 "float_model": dict(params, config=digits.DIGITS_CONFIG, accuracy=float_acc,
                                     calib_rows=CALIB_ROWS)}
-    layers = []
-    for i, (spec, out) in enumerate(zip(specs, outputs)):
-        wide = spec["kind"] == "Dense" and spec["mult"] is None  # the int32 accumulator
-        dtype = np.dtype("<i4" if wide else "i1")
-        assert np.array_equal(out.astype(dtype), out), "layer %d leaves its type" % i
-        fixtures["layer%d.bin" % i] = out.astype(dtype).tobytes()
-        layers.append(["i" if wide else "b", *out.shape])
+    files, layers = im.layer_files(specs, outputs)
+    fixtures.update(files)
     fixtures["trace"] = {"rows": X_test.shape[0], "cols": X_test.shape[1], "layers": layers,
                          "classes": np.argmax(outputs[-1], axis=1).tolist(),
                          "y": y_test.tolist(), "float_accuracy": float_acc}

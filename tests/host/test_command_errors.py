@@ -33,6 +33,7 @@ FAILURES = {
     "emulate": ([], {"QEMU_XTENSA": "/nonexistent/qemu"}, 1,
                 "error: no /nonexistent/qemu: apt-get install qemu-system-misc"),
     "digits": (["extra"], {}, 2, "error: python -m tinyattn_host: unrecognized arguments"),
+    "vowels": (["extra"], {}, 2, "error: python -m tinyattn_host: unrecognized arguments"),
     "mip-package": (["extra"], {}, 2, "error: python -m tinyattn_host: unrecognized arguments"),
     "import-torch": (["{tmp}/none.npz", "{tmp}/layers.json", "-o", "{tmp}/m.bin"], {}, 1,
                      "error: {tmp}/none.npz: No such file or directory"),

@@ -35,9 +35,17 @@ class Dataset:
         X = np.zeros((len(indices), self.X.shape[1]))
         for k, i in enumerate(indices):
             X[k, :] = self.X[i, :]
-        part = Dataset(X, [self.y[i] for i in indices])
+        part = self._like(X, [[values[i] for i in indices] for values in self._row_lists()])
         part.mean, part.std = self.mean, self.std
         return part
+
+    def _row_lists(self):
+        """The per-row lists that go with X's rows: [labels] (a subclass adds its own)."""
+        return [self.y]
+
+    def _like(self, X, row_lists):
+        """A Dataset of this kind from X and lists in the order of _row_lists()."""
+        return Dataset(X, row_lists[0])
 
     def split(self, test_ratio=0.2, seed=None, standardize=True):
         """(train, test): a seeded random round(N * test_ratio) rows for test, the rest train.
@@ -63,14 +71,15 @@ class Dataset:
         The swaps of `permutation`, done on the rows themselves: no new arrays.
         """
         rng = Rng(seed)
-        X, y = self.X, self.y
+        X, lists = self.X, self._row_lists()
         row = np.zeros(X.shape[1])
-        for i in range(len(y) - 1, 0, -1):
+        for i in range(len(self.y) - 1, 0, -1):
             j = rng.next32() % (i + 1)
             row[:] = X[i, :]
             X[i, :] = X[j, :]
             X[j, :] = row
-            y[i], y[j] = y[j], y[i]
+            for values in lists:
+                values[i], values[j] = values[j], values[i]
         return self
 
     def batches(self, batch_size):

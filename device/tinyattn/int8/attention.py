@@ -126,6 +126,10 @@ class QAttention:
         kernels_attend.attend(self.core)
         k["o"][0](h["o"], k["o"][1])
 
+    def set_keep(self, keep):
+        """The keep bytes (B*S, 0 = padding key) of the next runs in a QSequential, or None."""
+        kernels_attend.set_keep(self.core, keep, False)
+
     def forward_int(self, x, rows, cols, trace=None, seq_len=None, keep=None, causal=False):
         """int8 x (B*S, E) to int8 (B*S, E) (int32 with mult out None), in the layer's buffer.
 

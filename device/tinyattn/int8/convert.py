@@ -10,12 +10,14 @@ would hide the function tinyattn.int8.quantize.
 from ..nn.attention import Attention
 from ..nn.layers import Dense, SelfAttention, Tokens
 from ..nn.sequential import Sequential
+from ..nn.spec import takes_mask
 from .model import QSequential, int8_class
 from .numbers import max_abs, scale_for
 
 
-def quantize(model, calibration_x, seq_len=None):
-    """The int8 version of a trained float model, scales from running calibration_x.
+def quantize(model, calibration_x, seq_len=None, mask=None):
+    """The int8 version of a trained float model, scales from running calibration_x (with
+    its padding mask (rows, S) for a model of variable-length sequences).
 
     model: a Sequential (Dense, Activation, Tokens, SelfAttention, GlobalAvgPool, and
     qencoder's LayerNorm, PositionalEmbedding, Gelu, TransformerEncoderLayer), a Dense, or an
@@ -30,7 +32,7 @@ def quantize(model, calibration_x, seq_len=None):
         raise ValueError("quantize takes a Sequential, Dense or Attention, got %s"
                          % type(model).__name__)
     _check_calibration(layers, calibration_x, seq_len)
-    stats = _calibrate(layers, calibration_x, seq_len)
+    stats = _calibrate(layers, calibration_x, seq_len, mask)
     _check_stats(layers, stats)
     quantized = []
     s_x = scale_for(stats[0]["in"])
@@ -101,7 +103,7 @@ def _not_finite(stats):
     return None
 
 
-def _calibrate(layers, x, seq_len):
+def _calibrate(layers, x, seq_len, mask=None):
     """max|.| of every layer's input and output (and Q, K, V of attention)."""
     stats = []
     for layer in layers:
@@ -109,7 +111,7 @@ def _calibrate(layers, x, seq_len):
         if type(layer).__name__ == "TransformerEncoderLayer":
             from .encoder import encoder_stats
 
-            x, extra = encoder_stats(layer, x)
+            x, extra = encoder_stats(layer, x, mask)
             st.update(extra)
             stats.append(st)
             continue
@@ -117,6 +119,8 @@ def _calibrate(layers, x, seq_len):
             if seq_len is None:
                 raise ValueError("quantizing an Attention needs its seq_len")
             x = layer.forward(x, seq_len)
+        elif mask is not None and takes_mask(layer):
+            x = layer.forward(x, False, mask)
         else:
             x = layer.forward(x)
         if isinstance(layer, Attention):

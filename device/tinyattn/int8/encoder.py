@@ -26,9 +26,10 @@ _PART_KINDS = {"self_attn": QAttention, "linear1": QDense, "act": QActivation,
                "linear2": QDense, "norm1": QLayerNorm, "norm2": QLayerNorm}
 
 
-def encoder_stats(layer, x):
-    """Run a float TransformerEncoderLayer on x through its parts' public forwards; returns
-    (y, {name: max |.|}) of every intermediate the int8 layer quantizes (and Q, K, V)."""
+def encoder_stats(layer, x, mask=None):
+    """Run a float TransformerEncoderLayer on x (mask: its padding) through its parts' public
+    forwards; returns (y, {name: max |.|}) of every intermediate the int8 layer quantizes
+    (and Q, K, V)."""
     if layer.seq_len is None:
         raise ValueError("quantizing a TransformerEncoderLayer needs its seq_len: make it "
                          "with TransformerEncoderLayer(..., seq_len=S)")
@@ -39,7 +40,7 @@ def encoder_stats(layer, x):
         return value
 
     def sa(z):
-        a = layer.self_attn.forward(z, layer.seq_len, causal=layer.causal)
+        a = layer.self_attn.forward(z, layer.seq_len, mask=mask, causal=layer.causal)
         stats["attention"] = layer.self_attn.calibration_stats()
         return seen("a", a)
 
@@ -196,6 +197,10 @@ class QTransformerEncoderLayer:
         else:
             out.update(h0=first, h=p["norm1"].out, y0=second, y=p["norm2"].out)
         return out
+
+    def set_keep(self, keep):
+        """The keep bytes (B*S, 0 = padding key) of the next runs in a QSequential, or None."""
+        kernels_attend.set_keep(self.parts["self_attn"].core, keep, self.causal)
 
     def forward_int(self, x, rows, cols, keep=None, causal=None):
         """int8 x (B*S, E) to int8 (B*S, E) in the layer's buffer; keep: B*S bytes, 0 where

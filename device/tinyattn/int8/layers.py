@@ -180,45 +180,98 @@ class QTokens:
 
 
 class QGlobalAvgPool:
-    """(B*S, E) to (B, E): int sums of each sequence's tokens, requantized by 1/S."""
+    """(B*S, E) to (B, E): int sums of each sequence's tokens, requantized by 1/S; with keep
+    bytes (set_keep: a padding mask) the sums of its kept tokens, requantized by 1/n with
+    mults[n - 1] (kernels_pool; saved as "by_count")."""
 
     kind = "GlobalAvgPool"
-    FIELDS = {"seq_len": "dim", "mult": "mult", "s_x": "scale", "s_y": "scale"}
+    FIELDS = {"seq_len": "dim", "mult": "mult", "s_x": "scale", "s_y": "scale", "by_count": "list"}
 
-    def __init__(self, seq_len, mult, s_x, s_y):
+    def __init__(self, seq_len, mult, s_x, s_y, mults):
         self.seq_len, self.mult, self.s_x, self.s_y = seq_len, mult, s_x, s_y
+        self.mults = mults
         self.header, self.out, self._cols = None, None, None
+        self.keep_header = self.keep = None
+
+    @staticmethod
+    def from_float(layer, s_x, s_y):
+        """The int8 pool of a float GlobalAvgPool: one multiplier s_x / n / s_y per count n."""
+        S = layer.seq_len
+        mults = [multiplier(s_x / n, s_y) for n in range(1, S + 1)]
+        return QGlobalAvgPool(S, mults[-1], s_x, s_y, mults)
 
     @staticmethod
     def quantize(layer, stats, s_x, s_y, seq_len=None):
-        s_y = s_y or scale_for(stats["out"])
-        return QGlobalAvgPool(layer.seq_len, multiplier(s_x / layer.seq_len, s_y), s_x, s_y)
+        return QGlobalAvgPool.from_float(layer, s_x, s_y or scale_for(stats["out"]))
 
     def out_scale(self):
         return self.s_y
 
     def plan(self, src, rows, cols):
+        from . import kernels_pool
+
         S = self.seq_len
         if rows % S:
             raise ValueError("x has %d rows, not a multiple of seq_len %d" % (rows, S))
         if cols != self._cols:
-            self.header, self._cols = kernels.pool_header(S, cols, self.mult), cols
+            self.header = kernels.pool_header(S, cols, self.mult)
+            if self.mults is not None:
+                self.keep_header = kernels_pool.pool_keep_header(S, cols, self.mults)
+            self._cols = cols
         B = rows // S
         if self.out is None or len(self.out) != B * cols:
             self.out = int8_buffer(B * cols)
         kernels.bind_pool(self.header, B, src, self.out)
+        if self.keep_header is not None:
+            kernels_pool.bind_pool_keep(self.keep_header, B, src, self.out)
         return self.out, B, cols
 
+    def set_keep(self, keep):
+        """The keep bytes (B*S, 0 = padding) of the next runs, or None: every token."""
+        if keep is not None and self.mults is None:
+            raise ValueError("this int8 model's pooling has no masked multipliers (saved "
+                             "before masks): quantize the float model again")
+        if keep is not None:
+            from .kernels_pool import check_keep
+
+            check_keep(self.keep_header, keep)
+        self.keep = keep
+
     def run(self):
-        kernels.pool(self.header)
+        if self.keep is None:
+            kernels.pool(self.header)
+        else:
+            from .kernels_pool import pool_keep
+
+            pool_keep(self.keep_header, self.keep)
 
     def spec(self):
-        return {"kind": "GlobalAvgPool", "seq_len": self.seq_len, "mult": self.mult,
+        spec = {"kind": "GlobalAvgPool", "seq_len": self.seq_len, "mult": self.mult,
                 "s_x": self.s_x, "s_y": self.s_y}
+        if self.mults is not None:
+            spec["by_count"] = [list(m) for m in self.mults]
+        return spec
 
     def arrays(self, prefix):
         return []
 
     @staticmethod
+    def check_spec(where, spec):
+        """'by_count': one multiplier for each count 1..seq_len of kept tokens."""
+        if len(spec["by_count"]) != spec["seq_len"]:
+            raise ValueError("%s: 'by_count' must hold seq_len (%d) multipliers, got %d"
+                             % (where, spec["seq_len"], len(spec["by_count"])))
+        for mult in spec["by_count"]:
+            if not isinstance(mult, list) or len(mult) != 4:
+                raise ValueError("%s: 'by_count' must be [m, s, p, cap] lists, got %r"
+                                 % (where, mult))
+            try:
+                kernels.set_multiplier(kernels.new_header(8, None), mult)
+            except (TypeError, ValueError) as err:
+                raise ValueError("%s: 'by_count': %s" % (where, err))
+
+    @staticmethod
     def from_spec(spec, arrays, prefix):
-        return QGlobalAvgPool(spec["seq_len"], _tuple(spec["mult"]), spec["s_x"], spec["s_y"])
+        mults = spec.get("by_count")  # absent in a file saved before masked pooling
+        return QGlobalAvgPool(spec["seq_len"], _tuple(spec["mult"]), spec["s_x"], spec["s_y"],
+                              None if mults is None else [_tuple(m) for m in mults])

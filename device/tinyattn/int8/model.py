@@ -64,27 +64,40 @@ class QSequential:
         self._outputs = outputs
         self._source, self._rows, self._cols = source, in_rows, in_cols
 
-    def forward_int(self, x, rows, cols, trace=None):
+    def forward_int(self, x, rows, cols, trace=None, keep=None):
         """Run the integer layers on int8 x; returns (buffer, rows, cols) of the last.
 
-        trace: a list that gets (buffer, rows, cols) of every layer's output.
+        trace: a list that gets (buffer, rows, cols) of every layer's output. keep: the B*S
+        bytes of a padding mask (0 = padding), for every layer that takes one (set_keep).
         """
         if self._source is not x or self._rows != rows or self._cols != cols:
             self.plan(x, rows, cols)
+        for layer in self.layers:
+            if hasattr(layer, "set_keep"):
+                layer.set_keep(keep)
         for layer in self.layers:
             layer.run()
         if trace is not None:
             trace.extend(self._outputs)
         return self._outputs[-1]
 
-    def forward(self, x):
-        """Float x (B, features) to float outputs (logits), through integer kernels only."""
+    def forward(self, x, mask=None):
+        """Float x (B, features) to float outputs (logits), through integer kernels only;
+        mask (B, S) of 0/1: the padding of each sequence, as for Sequential.forward."""
         rows, cols = require_2d("x", x)
+        keep = None
+        if mask is not None:
+            from ..nn.pooling_masks import require_mask
+            from .attention import keep_bytes
+
+            B, S = require_2d("mask", mask)
+            require_mask(mask, B, S)  # 0/1, a kept token in every row; B: the layers check
+            keep = keep_bytes(mask, B * S, S)
         if self._xq is None or len(self._xq) != rows * cols:
             self._xq = quantize_tensor(x, self.in_scale)
         else:
             quantize_into(x, 1.0 / self.in_scale, -128, self._xq)
-        y, rows, cols = self.forward_int(self._xq, rows, cols)
+        y, rows, cols = self.forward_int(self._xq, rows, cols, keep=keep)
         return dequantize(y, rows, cols, self.layers[-1].out_scale())
 
     def out_code(self):

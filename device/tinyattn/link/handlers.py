@@ -16,7 +16,7 @@ from .records import expect, field, integers, matrix, only, require_finite
 from .wire import (ATTENTION, BAD_VALUE, BENCH, BENCH_BUDGET_MS, CHUNK, FORWARD, FORWARD_INT8,
                    GET_WEIGHTS, HELLO, LOAD_MODEL, LOAD_QMODEL, MAX_HEAD, MAX_MESSAGE,
                    MAX_REPEAT, MAX_SCORES, MAX_SEQ_LEN, NO_MODEL, PROTOCOL, QUANTIZE, STATUS,
-                   TRAIN_STEP)
+                   STREAM, TRAIN_STEP)
 
 
 def need_model(session):
@@ -110,15 +110,16 @@ def load_model(session, head, arrays):
 
 
 def forward(session, head, arrays):
-    """Logits of a batch; the first attention layer's weights when asked."""
+    """Logits of a batch (with its padding mask, array "mask" (B, S), when given); the first
+    attention layer's weights when asked."""
     only(head, ("attention",))
     maps = field(head, "attention", "bool", False)
-    expect(arrays, ("x",))
+    mask = _mask(arrays)
     model = need_model(session)
     x = matrix(arrays, "x")
     attention = _attention_layer(model) if maps else None
     start = time.ticks_us()
-    logits = model.forward(x)
+    logits = model.forward(x, False, mask)
     took = time.ticks_diff(time.ticks_us(), start)
     out = [("logits", logits)]
     if attention is not None:
@@ -197,9 +198,9 @@ def quantize(session, head, arrays):
     from ..int8.convert import quantize
 
     only(head, ())
-    expect(arrays, ("x",))
+    mask = _mask(arrays)
     model = need_model(session)
-    session.qmodel = quantize(model, matrix(arrays, "x"))
+    session.qmodel = quantize(model, matrix(arrays, "x"), mask=mask)
     return session.qmodel.description(), session.qmodel.named_arrays()
 
 
@@ -222,23 +223,63 @@ def forward_int8(session, head, arrays):
     x goes into the session's input buffer, the same one while its size stays, so the model
     is planned once per batch shape (QSequential.forward_int plans for a new buffer)."""
     only(head, ())
-    expect(arrays, ("x",))
+    mask = _mask(arrays)
     qmodel = need_qmodel(session)
     rows, cols = _shape(arrays, "x", None, 2)
+    keep = None
+    if mask is not None:
+        from ..int8.attention import keep_bytes
+        from ..nn.pooling_masks import require_mask
+
+        B, S = mask.shape
+        require_mask(mask, B, S)
+        keep = keep_bytes(mask, B * S, S)
     session.xq, _, _ = integers(arrays, "x", "b", session.xq)
     start = time.ticks_us()
-    y, rows, cols = qmodel.forward_int(session.xq, rows, cols)
+    y, rows, cols = qmodel.forward_int(session.xq, rows, cols, keep=keep)
     took = time.ticks_diff(time.ticks_us(), start)
     return {"rows": rows, "cols": cols, "us": took}, [("y", y, qmodel.out_code(), (rows, cols))]
+
+
+def stream(session, head, arrays):
+    """The loaded (causal) model's output for one more token x (1, F), through a Stream of
+    `window` tokens (nn/stream.py); a new stream on reset, a new window or a new model."""
+    from ..nn.stream import Stream
+
+    only(head, ("window", "reset"))
+    window = field(head, "window", "int", low=1, high=MAX_SEQ_LEN)
+    expect(arrays, ("x",))
+    model = need_model(session)
+    x = matrix(arrays, "x")
+    held = session.stream
+    if field(head, "reset", "bool", False) or held is None or held[0] is not model \
+            or held[1].window != window:
+        session.stream = held = None
+        gc.collect()
+        session.stream = held = (model, Stream(model, window))
+    start = time.ticks_us()
+    y = held[1].step(x)
+    took = time.ticks_diff(time.ticks_us(), start)
+    return {"us": took, "t": held[1].t - 1}, [("logits", y)]
 
 
 HANDLERS = {
     HELLO: hello, STATUS: status, ATTENTION: attention, LOAD_MODEL: load_model,
     FORWARD: forward, TRAIN_STEP: train_step, GET_WEIGHTS: get_weights, BENCH: bench,
     QUANTIZE: quantize, LOAD_QMODEL: load_qmodel, FORWARD_INT8: forward_int8,
+    STREAM: stream,
 }
 """The messages a request may be (TRANSFER, which carries one of them, is server.py's: the
 transfer looks its message up here, so this module does not import it)."""
+
+
+def _mask(arrays):
+    """The request's arrays are x, and "mask" when it has one: its float (B, S) or None."""
+    if "mask" not in arrays:
+        expect(arrays, ("x",))
+        return None
+    expect(arrays, ("x", "mask"))
+    return matrix(arrays, "mask")
 
 
 def _shape(arrays, name, shape, ndim=None):

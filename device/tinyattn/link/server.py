@@ -88,6 +88,7 @@ class Session:
         self.frames = self.errors = 0
         self.kbd_intr = None
         self.model = self.optimizer = self.optimizer_settings = self.qmodel = None
+        self.stream = None  # (the model, its Stream) of STREAM requests
         self.xq = None  # FORWARD_INT8's input, reused while its size stays
         self.transfer = None  # a message arriving in PART frames (transfer.py)
         self.seq = 0  # of the request being answered

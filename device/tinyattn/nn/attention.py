@@ -20,7 +20,8 @@ BLOCK_BYTES = 2048  # the largest temporary a gradient product makes (a block of
 class Attention(Layer):
     """Multi-head attention: y = concat_h(softmax(Q_h K_h^T / sqrt(D)) V_h) Wo^T + bo.
 
-    Q = x Wq^T + bq, K = kv Wk^T + bk, V = kv Wv^T + bv, with kv = x for self-attention.
+    Q = x Wq^T + bq, K = key Wk^T + bk, V = value Wv^T + bv: key = value = x for
+    self-attention, = kv for `kv=`, or separate (`key=`, `value=`, PyTorch's query, key, value).
     Weights are Xavier-uniform from `seed`, biases zero. `dropout` drops attention weights
     (inverted dropout) when `forward(..., training=True)`; `checkpoint=True` keeps no
     attention weights between forward and backward and recomputes them.
@@ -60,7 +61,7 @@ class Attention(Layer):
 
     def clear_caches(self):
         """Drop what the last forward kept for backward."""
-        self.x_cache = self.kv_cache = None
+        self.x_cache = self.kv_cache = self.value_cache = None
         self.Q_cache = self.K_cache = self.V_cache = None
         self.A_cache = self.ctx_cache = None
         self._layout = None
@@ -94,23 +95,22 @@ class Attention(Layer):
 
     # ---- forward -----------------------------------------------------------------------
     def forward(self, x, seq_len, mask=None, causal=False, kv=None, kv_len=None,
-                training=False):
-        """Attention over x (B*S, E): returns (B*S, E). See the class docstring."""
+                training=False, key=None, value=None):
+        key_in, value_in = key, value
+        """Attention over x (B*S, E): returns (B*S, E). See the class docstring. key and
+        value (B*S_kv, E) each (value defaults to key); kv= is key = value = kv."""
         E, H = self.embed_dim, self.num_heads
         if not isinstance(causal, bool):
             raise ValueError("causal must be True or False, got %r" % (causal,))
         rows, _ = require_2d("x", x, E)
         B = require_rows("x", rows, seq_len)
         S = seq_len
-        source = x
-        if kv is not None:
-            kv_rows, _ = require_2d("kv", kv, E)
-            if kv_len is None:
-                kv_len = kv_rows // B if kv_rows % B == 0 else 0
-            if require_rows("kv", kv_rows, kv_len) != B:
-                raise ValueError("kv holds %d sequences of %d, x holds %d"
-                                 % (kv_rows // kv_len, kv_len, B))
-            source = kv
+        key = value = x
+        roles = (0, 0)
+        if kv is not None or key_in is not None or value_in is not None:
+            from .key_value import key_value  # (its heap only for such calls)
+
+            key, value, roles, kv_len = key_value(x, B, E, kv, kv_len, key_in, value_in)
         else:
             kv_len = S
         S_kv = kv_len
@@ -122,8 +122,8 @@ class Attention(Layer):
         causal_keep = masks.causal_keep(S, S_kv) if causal else None
 
         Q = _project(x, self.Wq, self.bq)
-        K = _project(source, self.Wk, self.bk)
-        V = _project(source, self.Wv, self.bv)
+        K = _project(key, self.Wk, self.bk)
+        V = _project(value, self.Wv, self.bv)
         ctx = np.zeros((B * S, E))
         A_cache = None if self.checkpoint else np.zeros((B * H * S, S_kv))
         dropping = training and self.dropout > 0.0
@@ -141,10 +141,10 @@ class Attention(Layer):
             part += np.dot(A, V[k0:k1, c0:c1])  # ctx is zero there: the product itself
             A = None  # before the next block's weights are made
 
-        self.x_cache, self.kv_cache = x, kv
+        self.x_cache, self.kv_cache, self.value_cache = x, key, value
         self.Q_cache, self.K_cache, self.V_cache = Q, K, V
         self.A_cache, self.ctx_cache = A_cache, ctx
-        self._layout = (B, S, S_kv, mask, causal_keep)
+        self._layout = (B, S, S_kv, mask, causal_keep, roles)
         return _project(ctx, self.Wo, self.bo)
 
     def _blocks(self, B, S, S_kv, mask, causal_keep):
@@ -203,22 +203,26 @@ class Attention(Layer):
 
     # ---- backward ----------------------------------------------------------------------
     def backward(self, grad_out):
-        """Gradients of the last forward: accumulates dW*, db*; returns dx, or (dx, dkv).
+        """Gradients of the last forward: accumulates dW*, db*; returns the gradient of each
+        distinct input: dx (self-attention), (dx, dkv) (kv=, or key is value), (dx, dkey,
+        dvalue) (separate key and value), (dx, dvalue) (key is x).
 
         Backward consumes the caches: it writes dctx over ctx, dQ, dK, dV over Q, K, V and
-        dx (dkv) over dQ (dK), a block at a time, and the layer lets them go.
+        the inputs' gradients over them, a block at a time, and the layer lets them go.
         """
         if self.Q_cache is None:
             raise ValueError("backward() called before forward()")
-        B, S, S_kv, mask, causal_keep = self._layout
+        B, S, S_kv, mask, causal_keep, roles = self._layout
         E = self.embed_dim
         shape = getattr(grad_out, "shape", None)
         if shape != (B * S, E):
             raise ValueError("grad_out must have shape (%d, %d) like the output, got %r"
                              % (B * S, E, shape))
-        x, kv, A_cache, ctx = self.x_cache, self.kv_cache, self.A_cache, self.ctx_cache
+        x, key, value = self.x_cache, self.kv_cache, self.value_cache
+        A_cache, ctx = self.A_cache, self.ctx_cache
         Q, K, V = self.Q_cache, self.K_cache, self.V_cache
-        self.x_cache = self.kv_cache = self.Q_cache = self.K_cache = self.V_cache = None
+        self.x_cache = self.kv_cache = self.value_cache = None
+        self.Q_cache = self.K_cache = self.V_cache = None
         self.A_cache = self.ctx_cache = None
 
         add_product(self.dWo, grad_out, ctx)
@@ -261,29 +265,24 @@ class Attention(Layer):
             A = dA = dk = None  # before the next block's are made
         A_cache = dctx = ctx = None
 
-        source = x if kv is None else kv
         add_product(self.dWq, Q, x)
-        add_product(self.dWk, K, source)
-        add_product(self.dWv, V, source)
+        add_product(self.dWk, K, key)
+        add_product(self.dWv, V, value)
         for db, dproj in ((self.dbq, Q), (self.dbk, K), (self.dbv, V)):
             if db is not None:
                 db += np.sum(dproj, axis=0)
-        # dx = dQ Wq + (dK Wk + dV Wv): row i of each needs row i only
-        if kv is None:
-            for r0, r1 in _row_blocks(B * S, E):
-                dsource = np.dot(K[r0:r1, :], self.Wk)
-                dsource += np.dot(V[r0:r1, :], self.Wv)
-                dx = np.dot(Q[r0:r1, :], self.Wq)
-                dx += dsource
-                Q[r0:r1, :] = dx
-            return Q
-        for r0, r1 in _row_blocks(B * S, E):
-            Q[r0:r1, :] = np.dot(Q[r0:r1, :], self.Wq)
-        for r0, r1 in _row_blocks(B * S_kv, E):
-            dsource = np.dot(K[r0:r1, :], self.Wk)
-            dsource += np.dot(V[r0:r1, :], self.Wv)
-            K[r0:r1, :] = dsource
-        return Q, K
+        # each input's gradient: dQ Wq, dK Wk, dV Wv, a block of rows at a time, over dQ, dK,
+        # dV; then summed where one input is the source of more than one (roles)
+        for grad, W, rows in ((Q, self.Wq, B * S), (K, self.Wk, B * S_kv), (V, self.Wv, B * S_kv)):
+            for r0, r1 in _row_blocks(rows, E):
+                grad[r0:r1, :] = np.dot(grad[r0:r1, :], W)
+        grads = [Q]
+        for grad, role in ((K, roles[0]), (V, roles[1])):
+            if role < len(grads):
+                grads[role] += grad
+            else:
+                grads.append(grad)
+        return grads[0] if len(grads) == 1 else tuple(grads)
 
 
 def _project(x, W, b):

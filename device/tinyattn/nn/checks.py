@@ -55,3 +55,4 @@ def all_finite(x):
         if not float(np.sum(row * 0.0)) == 0.0:
             return False
     return True
+

@@ -23,10 +23,11 @@ class TransformerEncoderLayer(Layer):
     activation="relu", norm_first=False, layer_norm_eps=1e-5, seq_len=None, causal=False,
     seed=None): PyTorch's arguments, plus the layout tinyattn needs.
 
-    `dropout` is kept in the config (a PyTorch model's default 0.1 imports as it is), but not
-    applied yet: inference ignores it, as PyTorch's model.eval() does, and a training forward
-    with dropout > 0 raises ValueError (until dropout is implemented here, fine-tune such a
-    model with dropout 0.0 in its config).
+    dropout p, as PyTorch's layer drops out in training (forward(..., training=True)): on
+    the attention weights (self_attn's), after the attention block (dropout1), inside the
+    feed-forward after the activation (dropout) and after linear2 (dropout2); each from its
+    own Rng seeded from `seed`, so a run is reproducible; off in inference. Each part's
+    keep_mask() gives the last training forward's mask.
 
     activation "relu", or "gelu" in its erf form (gelu.py) as PyTorch computes it.
     `seq_len`: tokens per sequence of the (B*S, E) batches (needed inside a Sequential; a
@@ -40,16 +41,23 @@ class TransformerEncoderLayer(Layer):
         (d_model, nhead, dim_feedforward, dropout, activation, norm_first, layer_norm_eps,
          seq_len, causal) = self.arguments(args, named)
         rng = Rng(seed)
-        self.self_attn = Attention(d_model, nhead, seed=rng.next32())
+        self.self_attn = Attention(d_model, nhead, dropout=dropout, seed=rng.next32())
         self.linear1 = Dense(d_model, dim_feedforward, seed=rng.next32())
         self.activation = Gelu() if activation == "gelu" else Activation("relu")
         self.linear2 = Dense(dim_feedforward, d_model, seed=rng.next32())
+        # drawn after the weights' seeds: dropout 0 keeps the weights of a layer without it;
+        # without dropout no Dropout (nor its module's heap)
+        self.dropout1 = self.dropout = self.dropout2 = None
+        if dropout:
+            from .dropout import Dropout
+
+            self.dropout1, self.dropout, self.dropout2 = [
+                Dropout(dropout, seed=rng.next32()) for _ in range(3)]
         self.norm1 = LayerNorm(d_model, layer_norm_eps)
         self.norm2 = LayerNorm(d_model, layer_norm_eps)
         self.d_model, self.nhead, self.dim_feedforward = d_model, nhead, dim_feedforward
         self.activation_name, self.norm_first = activation, norm_first
         self.layer_norm_eps, self.seq_len, self.causal = layer_norm_eps, seq_len, causal
-        self.dropout = dropout
         self._parts = (("self_attn", self.self_attn), ("linear1", self.linear1),
                        ("linear2", self.linear2), ("norm1", self.norm1), ("norm2", self.norm2))
 
@@ -61,36 +69,38 @@ class TransformerEncoderLayer(Layer):
             raise ValueError("no seq_len: give TransformerEncoderLayer(..., seq_len=S) or "
                              "forward(x, seq_len=S)")
         causal = self.causal if causal is None else causal
-        if training and self.dropout:
-            raise ValueError("TransformerEncoderLayer(dropout=%r): training with dropout is not "
-                             "implemented yet; set dropout 0.0 in the config to fine-tune "
-                             "(inference ignores it)" % (self.dropout,))
 
         def sa(z):
-            return self.self_attn.forward(z, S, mask=mask, causal=causal, training=training)
+            a = self.self_attn.forward(z, S, mask=mask, causal=causal, training=training)
+            return _drop(self.dropout1, a, training)
 
         if self.norm_first:
             h = x + sa(self.norm1.forward(x))
-            return h + self._ff(self.norm2.forward(h))
+            return h + self._ff(self.norm2.forward(h), training)
         h = self.norm1.forward(x + sa(x))
-        return self.norm2.forward(h + self._ff(h))
+        return self.norm2.forward(h + self._ff(h, training))
 
-    def _ff(self, z):
-        return self.linear2.forward(self.activation.forward(self.linear1.forward(z)))
+    def _ff(self, z, training):
+        f = _drop(self.dropout, self.activation.forward(self.linear1.forward(z)), training)
+        return _drop(self.dropout2, self.linear2.forward(f), training)
 
     def _ff_back(self, g):
-        return self.linear1.backward(self.activation.backward(self.linear2.backward(g)))
+        g = _undrop(self.dropout, self.linear2.backward(_undrop(self.dropout2, g)))
+        return self.linear1.backward(self.activation.backward(g))
+
+    def _sa_back(self, g):
+        return self.self_attn.backward(_undrop(self.dropout1, g))
 
     def backward(self, grad_out):
         """Gradients of the last forward (accumulated in every part); returns dx. Then the
         caches are dropped, so that the next forward does not find the last one's in the heap."""
         if self.norm_first:
             dh = grad_out + self.norm2.backward(self._ff_back(grad_out))
-            dx = dh + self.norm1.backward(self.self_attn.backward(dh))
+            dx = dh + self.norm1.backward(self._sa_back(dh))
         else:
             d = self.norm2.backward(grad_out)
             dh = self.norm1.backward(d + self._ff_back(d))
-            dx = dh + self.self_attn.backward(dh)
+            dx = dh + self._sa_back(dh)
         self.clear_caches()
         return dx
 
@@ -108,3 +118,9 @@ class TransformerEncoderLayer(Layer):
                 groups.append((part + "." + name, param, grad))
         return groups
 
+def _drop(dropout, x, training):
+    return x if dropout is None else dropout.forward(x, training)
+
+
+def _undrop(dropout, g):
+    return g if dropout is None else dropout.backward(g)

@@ -149,7 +149,7 @@ class SelfAttention(Attention):
     a Sequential.
 
     Same weights, caches, dropout, checkpointing and backward as Attention; forward(x,
-    training) passes seq_len.
+    training, mask) passes seq_len (and the padding mask: padded keys are never attended to).
     """
 
     def __init__(self, *args, seed=None, **named):
@@ -159,9 +159,9 @@ class SelfAttention(Attention):
                          checkpoint=checkpoint, seed=seed)
         self.seq_len = seq_len
 
-    def forward(self, x, training=False):
-        """Self-attention over x (B*seq_len, E): returns (B*seq_len, E)."""
-        return Attention.forward(self, x, self.seq_len, training=training)
+    def forward(self, x, training=False, mask=None):
+        """Self-attention over x (B*seq_len, E): returns (B*seq_len, E); mask (B, seq_len)."""
+        return Attention.forward(self, x, self.seq_len, mask=mask, training=training)
 
     def backward(self, grad_out):
         """Attention's backward; then the caches are dropped, so the heap holds one set."""
@@ -180,19 +180,28 @@ class SelfAttention(Attention):
 
 
 class GlobalAvgPool(Layer):
-    """GlobalAvgPool(seq_len): (B*S, E) to (B, E), the mean over each sequence's S tokens."""
+    """GlobalAvgPool(seq_len): (B*S, E) to (B, E), the mean over each sequence's S tokens,
+    or with a padding mask (B, S) of 0/1 over its kept tokens only (PyTorch users'
+    (x * m).sum(1) / m.sum(1))."""
 
     def __init__(self, *args, **named):
         self.seq_len, = self.arguments(args, named)
-        self._shape = None
+        self._shape = self._share = None
 
-    def forward(self, x, training=False):
-        """y[b] = (x[b*S] + ... + x[b*S + S-1]) / S."""
+    def forward(self, x, training=False, mask=None):
+        """y[b] = (x[b*S] + ... + x[b*S + S-1]) / S, or sum(mask[b, s] x[b*S + s]) / n_b
+        with n_b = sum(mask[b]) (at least 1: a sequence with no kept token is refused)."""
         rows, E = require_2d("x", x)
         S = self.seq_len
         B = require_rows("x", rows, S)
         self._shape = (B, E)
+        self._share = None
         flat = x.reshape((B, S * E))  # row b holds the S tokens of sequence b
+        if mask is not None:
+            from .pooling_masks import masked_mean
+
+            y, self._share = masked_mean(flat, mask, B, S, E)
+            return y
         y = np.zeros((B, E))
         for s in range(S):
             y += flat[:, s * E:(s + 1) * E]
@@ -200,15 +209,21 @@ class GlobalAvgPool(Layer):
         return y
 
     def backward(self, grad_out):
-        """Every token of sequence b gets grad_out[b] / S."""
+        """Token s of sequence b gets grad_out[b] / S, or grad_out[b] mask[b, s] / n_b."""
         B, E = _cached(self._shape)
         _require_shape("grad_out", grad_out, (B, E))
-        S = self.seq_len
+        S, share = self.seq_len, self._share
         dx = np.zeros((B, S * E))
-        share = grad_out * (1.0 / S)
+        part = grad_out * (1.0 / S)
         for s in range(S):
-            dx[:, s * E:(s + 1) * E] = share
+            if share is not None:
+                part = grad_out * share[:, s:s + 1]
+            dx[:, s * E:(s + 1) * E] = part
         return dx.reshape((B * S, E))
+
+    def clear_caches(self):
+        """Drop the mask's weights kept for backward."""
+        self._share = None
 
 
 def _cached(value):

@@ -16,10 +16,18 @@ class Sequential(Layer):
                 raise ValueError("layers must be a list of layers (Dense, SelfAttention, ...), "
                                  "got %r" % (layers,))
 
-    def forward(self, x, training=False):
-        """The output of the last layer."""
+    def forward(self, x, training=False, mask=None):
+        """The output of the last layer. `mask` (B, S) of 0/1, 1 for a real token and 0 for
+        padding (padding_mask(lengths, S)), goes to every layer that takes one (attention,
+        encoder, pooling: their kinds' takes_mask, spec.py); the others work on every row,
+        padded or not, as PyTorch's do."""
+        if mask is not None:
+            from .spec import takes_mask
         for layer in self.layers:
-            x = layer.forward(x, training)
+            if mask is None or not takes_mask(layer):
+                x = layer.forward(x, training)
+            else:
+                x = layer.forward(x, training, mask)
         return x
 
     def backward(self, grad_out):
@@ -65,3 +73,4 @@ class Sequential(Layer):
             except (TypeError, ValueError) as err:
                 raise ValueError("config entry %d: %r: %s" % (i, spec, err))
         return Sequential(layers)
+

@@ -17,7 +17,7 @@ KINDS = {}
 """Every layer kind a config may name -> its declaration (declare fills it)."""
 
 
-NAME, MODULE, ARGS, PARAMS, CHECK, SEEDED, INT8 = range(7)
+NAME, MODULE, ARGS, PARAMS, CHECK, SEEDED, INT8, TAKES_MASK = range(8)
 """The fields of a declaration, a tuple (a tuple takes less heap than an object):
 NAME: its class's name, the first item of its config entries; MODULE: the module that defines
 the class (".layers": tinyattn.nn.layers); ARGS: name, check, default of each constructor
@@ -26,14 +26,22 @@ PARAMS(*args) -> [(name, shape)] of its
 parameters, or None; CHECK(*args): what the arguments' own checks cannot say, or None;
 SEEDED: the constructor takes seed=; INT8: "module.Class" of its int8 form (".layers.QDense":
 in tinyattn.int8; FIELDS its
-schema, int8/layers.py the contract), or None. Modules are imported on first use, so a model
+schema, int8/layers.py the contract), or None; TAKES_MASK: its forward(x, training, mask)
+takes a padding mask (B, S) of 0/1 (takes_mask(layer)). Modules are imported on first use, so a model
 pays the heap of the kinds it uses only."""
 
 
-def declare(name, module, args=(), params=None, check=None, seeded=False, int8=None):
+def declare(name, module, args=(), params=None, check=None, seeded=False, int8=None,
+            takes_mask=False):
     """Declare a layer kind (the fields above) and register it in KINDS; returns it."""
-    KINDS[name] = kind = (name, module, args, params, check, seeded, int8)
+    KINDS[name] = kind = (name, module, args, params, check, seeded, int8, takes_mask)
     return kind
+
+
+def takes_mask(layer):
+    """Whether a layer (of a declared kind) takes a padding mask in its forward."""
+    kind = KINDS.get(type(layer).__name__)
+    return kind is not None and kind[TAKES_MASK]
 
 
 def kind_of(name):
@@ -144,8 +152,9 @@ declare("Tokens", ".layers", ("seq_len", dim, REQUIRED), int8=".layers.QTokens")
 declare("SelfAttention", ".layers",
         ("embed_dim", dim, REQUIRED, "num_heads", dim, REQUIRED, "seq_len", dim, REQUIRED,
          "use_bias", flag, True, "dropout", fraction, 0.0, "checkpoint", flag, False),
-        _attention, heads_divide, seeded=True, int8=".attention.QAttention")
-declare("GlobalAvgPool", ".layers", ("seq_len", dim, REQUIRED), int8=".layers.QGlobalAvgPool")
+        _attention, heads_divide, seeded=True, int8=".attention.QAttention", takes_mask=True)
+declare("GlobalAvgPool", ".layers", ("seq_len", dim, REQUIRED), int8=".layers.QGlobalAvgPool",
+        takes_mask=True)
 declare("LayerNorm", ".norm", ("normalized_shape", dim, REQUIRED, "eps", positive, EPS),
         _norm, int8=".norm.QLayerNorm")
 declare("PositionalEmbedding", ".positional",
@@ -157,4 +166,5 @@ declare("TransformerEncoderLayer", ".encoder",
          "dropout", fraction, 0.0, "activation", choice(ENCODER_ACTIVATIONS), "relu",
          "norm_first", flag, False, "layer_norm_eps", positive, EPS,
          "seq_len", optional_dim, None, "causal", flag, False),
-        _encoder, heads_divide, seeded=True, int8=".encoder.QTransformerEncoderLayer")
+        _encoder, heads_divide, seeded=True, int8=".encoder.QTransformerEncoderLayer",
+        takes_mask=True)

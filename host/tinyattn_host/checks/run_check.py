@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import digits_check, heap_fit
+from .int8_io import in_scale, out_scale, quantize_input  # noqa: F401  (tests take them here)
 from .run_report import write_report
 from .. import protocol
 from ..board.board import Board, DeviceReset
@@ -60,12 +61,14 @@ class Summary:
     resets: int = 0
     seconds: float = 0.0
     digits: dict = field(default_factory=dict)  # digits_check.check_digits, when run
+    vowels: dict = field(default_factory=dict)  # vowels_check.check_vowels, when run
     reduced: list = field(default_factory=list)  # what Check.fit cut to fit the heap
 
     @property
     def ok(self):
         return bool(self.batches) and all(b.ok for b in self.batches) \
-            and self.train_step.get("ok", False) and self.digits.get("ok", True)
+            and self.train_step.get("ok", False) and self.digits.get("ok", True) \
+            and self.vowels.get("ok", True)
 
     def line(self):
         rows = sum(b.rows for b in self.batches)
@@ -73,6 +76,10 @@ class Summary:
         agree = sum(b.float_agree for b in self.batches)
         exact = sum(b.int8_exact for b in self.batches)
         digits = "%s; " % digits_check.summary_line(self.digits) if self.digits else ""
+        if self.vowels:
+            from .vowels_check import summary_line
+
+            digits += "%s; " % summary_line(self.vowels)
         reduced = "; %d request size(s) cut to fit the heap" % len(self.reduced) \
             if self.reduced else ""
         return ("%s: float max |err| %.2e, classes agree %d/%d; int8 bit-exact %d/%d; "
@@ -128,32 +135,15 @@ def reference_qlayers(head, arrays):
     return integer.layers_from_specs(head["layers"], arrays)
 
 
-def quantize_input(x, scale):
-    """int8 saturate(round half up(x / scale)): what the device's quantize_tensor does."""
-    return np.clip(np.floor(x / scale + 0.5), -128, 127).astype(np.int8)
-
-
-def in_scale(head):
-    first = head["layers"][0]
-    return first["scales"]["x"] if first["kind"] == "SelfAttention" else first["s_x"]
-
-
-def out_scale(head):
-    last = head["layers"][-1]
-    if last["kind"] == "SelfAttention":
-        s = last["scales"]
-        return s["ctx"] * s["wo"] if last["mults"]["out"] is None else s["y"]
-    return last["s_x"] * last["s_w"] if last.get("mult") is None else last["s_y"]
-
-
 # ---- the check ---------------------------------------------------------------------------
 class Check:
     """Runs the whole check over `board` (a board.Board with its link started)."""
 
     def __init__(self, board, batch_size=16, seed=42, out=print, progress=True,
-                 on_batch=None, digits=False):
+                 on_batch=None, digits=False, vowels=False):
         self.board = board
         self.digits = digits  # the digits model too (digits_check.py): True, or a row count
+        self.vowels = vowels  # the vowels model too (vowels_check.py): True, or a row count
         self.batch_size = batch_size
         self.seed = seed
         self._out = out
@@ -179,6 +169,11 @@ class Check:
         if self.digits:
             rows = None if self.digits is True else self.digits
             self.summary.digits = digits_check.check_digits(self, rows)
+        if self.vowels:
+            from .vowels_check import check_vowels
+
+            rows = None if self.vowels is True else self.vowels
+            self.summary.vowels = check_vowels(self, rows)
         self.summary.seconds = time.monotonic() - start
         return self.summary
 
@@ -323,7 +318,8 @@ def run_command(args):
         print("device: MicroPython %s, ulab %s, tinyattn %s, %d bytes free"
               % (info["micropython"], info["ulab"], info["tinyattn"], info["free"]))
         run = Check(board, batch_size=args.batch_size, seed=args.seed,
-                    digits=True if args.digits_rows is None else args.digits_rows)
+                    digits=True if args.digits_rows is None else args.digits_rows,
+                    vowels=True if args.vowels_rows is None else args.vowels_rows)
         summary = run.run()
     print(summary.line())
     if args.report:

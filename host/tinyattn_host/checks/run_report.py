@@ -22,7 +22,7 @@ def write_report(directory, summary, samples):
         "resets": summary.resets, "seconds": summary.seconds, "train_step": summary.train_step,
         "training": summary.training,
         "batches": [dict(asdict(b), ok=b.ok) for b in summary.batches],
-        "digits": summary.digits, "reduced": summary.reduced,
+        "digits": summary.digits, "vowels": summary.vowels, "reduced": summary.reduced,
     }
     (directory / "summary.json").write_text(json.dumps(data, indent=1))
     written = [directory / "summary.json"]

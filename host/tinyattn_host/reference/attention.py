@@ -7,6 +7,11 @@ array (B, H, S, D) so each step is one batched matmul; block b*H + h is [b, h].
 
 import numpy as np
 
+from ..device_modules import device_module
+
+attention_sources = device_module("nn/sources").attention_sources
+"""(key source, value source, roles) of a call: the device's own rule (nn/sources.py)."""
+
 MASKED_SCORE = -1e9
 """Value written into masked scores (masked_fill) before the softmax."""
 
@@ -25,8 +30,11 @@ def padding_mask(lengths, seq_len):
 
 
 def attention_forward(x, p, num_heads, seq_len, mask=None, causal=False, kv=None, kv_len=None,
-                      keep=None, dropout=0.0):
+                      keep=None, dropout=0.0, key=None, value=None):
     """Multi-head attention forward pass; return (y, cache).
+
+    key, value: (B*S_kv, E) each, PyTorch's key and value (value defaults to key); kv= is
+    key = value = kv. Which distinct inputs there are is nn/sources.py's rule (by identity).
 
     x: (B*S, E) queries (and keys/values unless kv is given). p: Wq, Wk, Wv, Wo (E, E) and
     bq, bk, bv, bo (E,) or None. mask: (B, S_kv) of 0/1, 0 = padding key. causal: query i sees
@@ -40,13 +48,18 @@ def attention_forward(x, p, num_heads, seq_len, mask=None, causal=False, kv=None
     _check_sizes(x, E, num_heads, seq_len)
     H, S = num_heads, seq_len
     B = x.shape[0] // S
-    if kv is None:
+    key, value, roles = attention_sources(x, kv, key, value)
+    if roles == (0, 0):
         if kv_len is not None and kv_len != S:
             raise ValueError("kv_len=%r without kv: self-attention uses kv_len = seq_len = %d" % (kv_len, S))
-        src, S_kv = x, S
+        src_k = src_v = x
+        S_kv = S
     else:
-        src = _matrix(kv, "kv")
-        S_kv = _check_kv(src, E, B, kv_len)
+        src_k = x if roles[0] == 0 else _matrix(key, "key")
+        src_v = x if roles[1] == 0 else _matrix(value, "value")
+        S_kv = _check_kv(src_k, E, B, kv_len)
+        if src_v.shape != src_k.shape:
+            raise ValueError("value must have the key's shape %s, got %s" % (src_k.shape, src_v.shape))
     if mask is not None:
         mask = np.asarray(mask, dtype=np.float64)
         if mask.shape != (B, S_kv):
@@ -62,8 +75,8 @@ def attention_forward(x, p, num_heads, seq_len, mask=None, causal=False, kv=None
                              % (B * H * S, S_kv, keep.shape))
 
     Q = _linear(x, W["Wq"], W["bq"])
-    K = _linear(src, W["Wk"], W["bk"])
-    V = _linear(src, W["Wv"], W["bv"])
+    K = _linear(src_k, W["Wk"], W["bk"])
+    V = _linear(src_v, W["Wv"], W["bv"])
     Qh, Kh, Vh = _heads(Q, S, H), _heads(K, S_kv, H), _heads(V, S_kv, H)
 
     scale = 1.0 / np.sqrt(E // H)
@@ -75,7 +88,7 @@ def attention_forward(x, p, num_heads, seq_len, mask=None, causal=False, kv=None
     y = _linear(ctx, W["Wo"], W["bo"])
 
     cache = {
-        "x_cache": x, "kv_cache": None if kv is None else src,
+        "x_cache": x, "key_cache": src_k, "value_cache": src_v, "roles": roles,
         "Q_cache": Q, "K_cache": K, "V_cache": V,
         "A_cache": A.reshape(B * H * S, S_kv), "ctx_cache": ctx,
         "mask": mask, "causal": causal, "keep": keep, "dropout": dropout,
@@ -87,11 +100,13 @@ def attention_forward(x, p, num_heads, seq_len, mask=None, causal=False, kv=None
 def attention_backward(grad_out, p, cache):
     """Backward pass for loss gradient grad_out (B*S, E); return a dict of gradients.
 
-    Keys: dx, dkv (None for self-attention, where every projection's input gradient is in dx),
-    dWq, dWk, dWv, dWo, and dbq, dbk, dbv, dbo (None for an absent bias).
+    Keys: dx, dkv (keys and values from one input that is not x), dkey and dvalue (a key,
+    a value that is neither x nor the other), each None when that input is not there (its
+    gradient is in dx or dkv; input_grads lists the present ones), dWq, dWk, dWv, dWo, and
+    dbq, dbk, dbv, dbo (None for an absent bias).
     """
-    x, kv, ctx = cache["x_cache"], cache["kv_cache"], cache["ctx_cache"]
-    src = x if kv is None else kv
+    x, ctx = cache["x_cache"], cache["ctx_cache"]
+    src_k, src_v, roles = cache["key_cache"], cache["value_cache"], cache["roles"]
     H, S, S_kv = cache["num_heads"], cache["seq_len"], cache["kv_len"]
     E = x.shape[1]
     B = x.shape[0] // S
@@ -124,16 +139,26 @@ def attention_backward(grad_out, p, cache):
     dV = _merge(dV)
 
     # Wq, Wk, Wv: Proj = input @ W.T + b
-    for name, dP, inp in (("q", dQ, x), ("k", dK, src), ("v", dV, src)):
+    for name, dP, inp in (("q", dQ, x), ("k", dK, src_k), ("v", dV, src_v)):
         g["dW" + name] = dP.T @ inp
         g["db" + name] = _bias_grad(dP, W["b" + name])
-    dx = dQ @ W["Wq"]
-    dsrc = dK @ W["Wk"] + dV @ W["Wv"]
-    if kv is None:
-        g["dx"], g["dkv"] = dx + dsrc, None
-    else:
-        g["dx"], g["dkv"] = dx, dsrc
+    dinputs = [dQ @ W["Wq"]]
+    for role, d in ((roles[0], dK @ W["Wk"]), (roles[1], dV @ W["Wv"])):
+        if role < len(dinputs):
+            dinputs[role] = dinputs[role] + d
+        else:
+            dinputs.append(d)
+    g["dx"] = dinputs[0]
+    g["dkv"] = dinputs[1] if roles == (1, 1) else None  # keys and values from one input
+    g["dkey"] = dinputs[1] if roles == (1, 2) else None  # a key that is neither x nor value
+    g["dvalue"] = dinputs[-1] if roles[1] == len(dinputs) - 1 != roles[0] else None
     return g
+
+
+def input_grads(g):
+    """The gradients of a call's distinct inputs, in order: [dx], [dx, dkv], [dx, dkey,
+    dvalue] or [dx, dvalue] (a key that is x), as the device's backward returns them."""
+    return [d for d in (g["dx"], g["dkv"], g["dkey"], g["dvalue"]) if d is not None]
 
 
 def _matrix(a, name):

@@ -82,25 +82,38 @@ def ff_activation_backward(grad_out, x, kind):
 
 # ---- TransformerEncoderLayer --------------------------------------------------------------
 def encoder_forward(x, p, num_heads, seq_len, activation="relu", norm_first=False, eps=1e-5,
-                    mask=None, causal=False):
-    """PyTorch's TransformerEncoderLayer (dropout 0); returns (y, cache).
+                    mask=None, causal=False, dropout=0.0, keeps=None):
+    """PyTorch's TransformerEncoderLayer; returns (y, cache).
+
+    Dropout (training) from given keep masks, as the device drew them: keeps = {"attn":
+    (B*H*S, S) for the attention weights, "drop1": after the attention block, "ff": after
+    the activation (B*S, F), "drop2": after linear2}, each kept value scaled by 1/(1 -
+    dropout); keeps None: no dropout (inference).
 
     norm_first=False: h = norm1(x + sa(x)), y = norm2(h + ff(h)).
     norm_first=True:  h = x + sa(norm1(x)), y = h + ff(norm2(h)).
     sa is self-attention (mask: (B, S), 0 = padding key; causal), ff(z) = linear2(act(linear1(z))).
     """
     attn_p = {n: p.get("self_attn." + n) for n in ATTENTION_PARAMS}
-    c = {"activation": activation, "norm_first": norm_first}
+    c = {"activation": activation, "norm_first": norm_first, "drops": {}}
+
+    def drop(name, z):
+        if keeps is None:
+            return z
+        c["drops"][name] = keeps[name] / (1.0 - dropout)
+        return z * c["drops"][name]
 
     def sa(z):
-        a, c["attn"] = attention_forward(z, attn_p, num_heads, seq_len, mask=mask, causal=causal)
-        return a
+        a, c["attn"] = attention_forward(
+            z, attn_p, num_heads, seq_len, mask=mask, causal=causal,
+            keep=None if keeps is None else keeps["attn"], dropout=dropout)
+        return drop("drop1", a)
 
     def ff(z):
         c["ff_in"] = z
         c["u"] = dense_forward(z, p["linear1.W"], p["linear1.b"])
-        c["act"] = ff_activation_forward(c["u"], activation)
-        return dense_forward(c["act"], p["linear2.W"], p["linear2.b"])
+        c["act"] = drop("ff", ff_activation_forward(c["u"], activation))
+        return drop("drop2", dense_forward(c["act"], p["linear2.W"], p["linear2.b"]))
 
     def norm(i, z):
         out, c["norm%d" % i] = layernorm_forward(z, p["norm%d.gamma" % i], p["norm%d.beta" % i], eps)
@@ -117,9 +130,13 @@ def encoder_backward(grad_out, p, cache):
     """(dx, grads) of encoder_forward; grads are named like ENCODER_PARAMS."""
     attn_p = {n: p.get("self_attn." + n) for n in ATTENTION_PARAMS}
     grads = {}
+    drops = cache["drops"]
+
+    def undrop(name, g):
+        return g * drops[name] if name in drops else g
 
     def sa_back(g):
-        d = attention_backward(g, attn_p, cache["attn"])
+        d = attention_backward(undrop("drop1", g), attn_p, cache["attn"])
         for n in ATTENTION_PARAMS:
             if d["d" + n] is not None:
                 grads["self_attn." + n] = d["d" + n]
@@ -127,8 +144,8 @@ def encoder_backward(grad_out, p, cache):
 
     def ff_back(g):
         dact, grads["linear2.W"], grads["linear2.b"] = dense_backward(
-            g, cache["act"], p["linear2.W"], p["linear2.b"])
-        du = ff_activation_backward(dact, cache["u"], cache["activation"])
+            undrop("drop2", g), cache["act"], p["linear2.W"], p["linear2.b"])
+        du = ff_activation_backward(undrop("ff", dact), cache["u"], cache["activation"])
         dz, grads["linear1.W"], grads["linear1.b"] = dense_backward(
             du, cache["ff_in"], p["linear1.W"], p["linear1.b"])
         return dz
@@ -150,8 +167,9 @@ def encoder_backward(grad_out, p, cache):
 KINDS = ("LayerNorm", "PositionalEmbedding", "TransformerEncoderLayer", "Gelu")
 
 
-def layer_forward(spec, p, x):
-    """Forward of one of KINDS given its config spec and its parameters {name: array}."""
+def layer_forward(spec, p, x, mask=None):
+    """Forward of one of KINDS given its config spec and its parameters {name: array};
+    `mask` (B, S) of 0/1 (0 = padding) for an encoder layer (the others work on every row)."""
     kind = spec[0]
     if kind == "LayerNorm":
         return layernorm_forward(x, p["gamma"], p["beta"], spec[2])
@@ -160,7 +178,7 @@ def layer_forward(spec, p, x):
     if kind == "Gelu":
         return gelu_forward(x), x
     _, _, H, _, _, act, norm_first, eps, S, causal = spec
-    return encoder_forward(x, p, H, S, act, norm_first, eps, causal=causal)
+    return encoder_forward(x, p, H, S, act, norm_first, eps, mask=mask, causal=causal)
 
 
 def layer_backward(spec, p, cache, grad_out):

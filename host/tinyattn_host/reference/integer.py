@@ -142,6 +142,20 @@ def sum_tokens(x, tokens):
     return int32(x.reshape(-1, tokens, x.shape[1]).sum(axis=1), "token sum")
 
 
+def masked_pool(x, tokens, mask, mults):
+    """int8 (B*tokens, cols) -> int8 (B, cols): the sum of each sequence's kept tokens (mask
+    (B, tokens), 0 = padding) requantized with mults[n - 1], n its kept tokens (0: zeros)."""
+    x = _int8(x, "x")
+    keep = np.asarray(mask) != 0
+    sums = int32((x.reshape(keep.shape[0], tokens, -1) * keep[:, :, None]).sum(axis=1),
+                 "token sum")
+    out = np.zeros(sums.shape, dtype=np.int8)
+    for b, n in enumerate(keep.sum(axis=1)):
+        if n:
+            out[b] = requantize(sums[b], tuple(mults[n - 1]))
+    return out
+
+
 # ---- layers ------------------------------------------------------------------------------
 def dense(x, layer):
     """{"W": int8 (out, in), "b": int32 or None, "mult": ... or None} -> (acc, y).
@@ -187,12 +201,13 @@ def attention(x, layer, seq_len, mask=None, causal=False):
     return out
 
 
-def sequential(x, layers):
+def sequential(x, layers, mask=None):
     """Run quantized layers (dicts with "kind") on int8 x; returns the list of outputs.
 
     Kinds: Dense (as `dense`; the output is y, or acc when mult is None), Activation
     ({"table"}), Tokens ({"seq_len"}: a reshape), SelfAttention ({..., "seq_len"}),
-    GlobalAvgPool ({"seq_len", "mult"}).
+    GlobalAvgPool ({"seq_len", "mult", "by_count"}). mask (B, S) of 0/1 (0 = padding): for
+    attention and pooling (masked_pool).
     """
     outputs = []
     for layer in layers:
@@ -205,8 +220,10 @@ def sequential(x, layers):
         elif kind == "Tokens":
             x = x.reshape(x.shape[0] * layer["seq_len"], -1)
         elif kind == "SelfAttention":
-            res = attention(x, layer, layer["seq_len"])
+            res = attention(x, layer, layer["seq_len"], mask=mask)
             x = res["acc"] if res["y"] is None else res["y"]
+        elif kind == "GlobalAvgPool" and mask is not None:
+            x = masked_pool(x, layer["seq_len"], mask, layer["by_count"])
         elif kind == "GlobalAvgPool":
             x = requantize(sum_tokens(x, layer["seq_len"]), layer["mult"])
         else:
@@ -284,7 +301,8 @@ def layer_from_spec(spec, arrays, p):
     elif kind == "Activation":
         layer["table"] = np.asarray(arrays[p + "table"])
     elif kind in ("Tokens", "GlobalAvgPool"):
-        layer.update(seq_len=spec["seq_len"], mult=_mult(spec.get("mult")))
+        layer.update(seq_len=spec["seq_len"], mult=_mult(spec.get("mult")),
+                     by_count=spec.get("by_count"))
     elif kind == "SelfAttention":
         E = spec["E"]
         layer.update(E=E, H=spec["H"], seq_len=spec["seq_len"])

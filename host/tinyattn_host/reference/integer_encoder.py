@@ -153,10 +153,11 @@ def encoder_layer(x, layer, seq_len, mask=None, causal=False):
     return out
 
 
-def sequential(x, layers):
+def sequential(x, layers, mask=None):
     """integer.sequential with the encoder kinds: PositionalEmbedding ({"P", "mults"}),
     LayerNorm (as layernorm), TransformerEncoderLayer (as encoder_layer, {"seq_len",
-    "causal"} too); every other kind as integer.sequential runs it."""
+    "causal"} too); every other kind as integer.sequential runs it. mask (B, S) of 0/1:
+    the padding, for attention, encoder layers and pooling."""
     outputs = []
     for layer in layers:
         kind = layer["kind"]
@@ -165,9 +166,9 @@ def sequential(x, layers):
         elif kind == "LayerNorm":
             x = layernorm(x, layer)["y"]
         elif kind == "TransformerEncoderLayer":
-            x = encoder_layer(x, layer, layer["seq_len"], causal=layer["causal"])["y"]
+            x = encoder_layer(x, layer, layer["seq_len"], mask=mask, causal=layer["causal"])["y"]
         else:
-            x = integer.sequential(x, [layer])[0]
+            x = integer.sequential(x, [layer], mask)[0]
         outputs.append(x)
     return outputs
 

@@ -65,15 +65,34 @@ def tokens_backward(grad_out, seq_len):
     return grad_out.reshape(rows // seq_len, seq_len * E)
 
 
-def gap_forward(x, seq_len):
-    """(B*S, E) -> (B, E): the mean of each sequence's tokens."""
+def gap_forward(x, seq_len, mask=None):
+    """(B*S, E) -> (B, E): the mean of each sequence's tokens, or of its kept tokens with a
+    (B, S) 0/1 padding mask: sum(mask[b, s] x[b, s]) / sum(mask[b])."""
     rows, E = x.shape
-    return x.reshape(rows // seq_len, seq_len, E).mean(axis=1)
+    tokens = x.reshape(rows // seq_len, seq_len, E)
+    if mask is None:
+        return tokens.mean(axis=1)
+    weights = _pool_weights(mask, rows // seq_len, seq_len)
+    return (tokens * weights[:, :, None]).sum(axis=1)
 
 
-def gap_backward(grad_out, seq_len):
-    """Every token of sequence b gets grad_out[b] / S."""
-    return np.repeat(grad_out / seq_len, seq_len, axis=0)
+def gap_backward(grad_out, seq_len, mask=None):
+    """Every token of sequence b gets grad_out[b] / S, or grad_out[b] mask[b, s] / n_b."""
+    if mask is None:
+        return np.repeat(grad_out / seq_len, seq_len, axis=0)
+    weights = _pool_weights(mask, grad_out.shape[0], seq_len)
+    return (grad_out[:, None, :] * weights[:, :, None]).reshape(-1, grad_out.shape[1])
+
+
+def _pool_weights(mask, B, S):
+    """mask / (its row sums), (B, S); ValueError for a bad mask or a row with no 1."""
+    mask = np.asarray(mask, dtype=np.float64)
+    if mask.shape != (B, S) or not np.all((mask == 0) | (mask == 1)):
+        raise ValueError("mask must be (%d, %d) of 0 and 1, got %s" % (B, S, mask.shape))
+    counts = mask.sum(axis=1, keepdims=True)
+    if np.any(counts == 0):
+        raise ValueError("a sequence has no kept token (a mask row of zeros)")
+    return mask / counts
 
 
 def cross_entropy(logits, labels):

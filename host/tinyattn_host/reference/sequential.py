@@ -15,8 +15,9 @@ def layer_params(params, index, names):
     return {n: params.get("%d.%s" % (index, n)) for n in names}
 
 
-def sequential_forward(config, params, x):
-    """Run the layers of `config` (the device's Sequential.config()); returns (y, caches)."""
+def sequential_forward(config, params, x, mask=None):
+    """Run the layers of `config` (the device's Sequential.config()); returns (y, caches).
+    `mask` (B, S) of 0/1 (0 = padding) goes to attention, encoder layers and pooling."""
     caches = []
     for i, spec in enumerate(config):
         kind = spec[0]
@@ -30,14 +31,14 @@ def sequential_forward(config, params, x):
             x = tokens_forward(x, spec[1])
         elif kind == "SelfAttention":
             x, cache = attention_forward(x, layer_params(params, i, ATTENTION_PARAMS),
-                                         spec[2], spec[3])
+                                         spec[2], spec[3], mask=mask)
             caches[-1] = cache
         elif kind == "GlobalAvgPool":
-            x = gap_forward(x, spec[1])
+            x, caches[-1] = gap_forward(x, spec[1], mask), mask
         elif kind in encoder.KINDS:
             enc = encoder
             x, caches[-1] = enc.layer_forward(
-                spec, layer_params(params, i, enc.layer_param_names(spec)), x)
+                spec, layer_params(params, i, enc.layer_param_names(spec)), x, mask)
         else:
             raise ValueError("unknown layer kind %r" % (kind,))
     return x, caches
@@ -65,7 +66,7 @@ def sequential_backward(config, params, caches, grad_out):
                 if g["d" + name] is not None:
                     grads["%d.%s" % (i, name)] = g["d" + name]
         elif kind == "GlobalAvgPool":
-            grad_out = gap_backward(grad_out, spec[1])
+            grad_out = gap_backward(grad_out, spec[1], cache)
         elif kind in encoder.KINDS:
             enc = encoder
             grad_out, g = enc.layer_backward(

@@ -65,9 +65,10 @@ class Adam:
             params[name] = p - self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
 
 
-def train_step(config, params, optimizer, x, labels):
-    """Forward, cross-entropy, backward and one optimizer step; returns the batch's loss."""
-    logits, caches = sequential_forward(config, params, x)
+def train_step(config, params, optimizer, x, labels, mask=None):
+    """Forward, cross-entropy, backward and one optimizer step; returns the batch's loss.
+    `mask` (B, S): the batch's padding mask (0 = padding)."""
+    logits, caches = sequential_forward(config, params, x, mask)
     loss, dlogits = cross_entropy(logits, labels)
     _, grads = sequential_backward(config, params, caches, dlogits)
     optimizer.step(params, grads)
@@ -75,10 +76,11 @@ def train_step(config, params, optimizer, x, labels):
 
 
 def train(config, params, X, y, epochs=100, batch_size=16, seed=42, optimizer=None,
-          on_epoch=None):
+          on_epoch=None, mask=None):
     """The device's train(): per epoch, shuffle with the next seed of Rng(seed), then one
     train_step per batch. Updates `params` in place; returns the mean loss of each epoch.
-    `on_epoch(epoch, loss)` is called after each epoch (1-based)."""
+    `on_epoch(epoch, loss)` is called after each epoch (1-based). `mask` (N, S): the
+    padding mask of every row of X (a SequenceDataset's), shuffled with the rows."""
     optimizer = Adam() if optimizer is None else optimizer
     X, y = np.asarray(X, dtype=np.float64), np.asarray(y)
     order = np.arange(len(y))
@@ -89,14 +91,15 @@ def train(config, params, X, y, epochs=100, batch_size=16, seed=42, optimizer=No
         total = 0.0
         for start in range(0, len(y), batch_size):
             rows = order[start:start + batch_size]
-            total += train_step(config, params, optimizer, X[rows], y[rows]) * len(rows)
+            part = None if mask is None else mask[rows]
+            total += train_step(config, params, optimizer, X[rows], y[rows], part) * len(rows)
         losses.append(total / len(y))
         if on_epoch:
             on_epoch(len(losses), losses[-1])
     return losses
 
 
-def accuracy(config, params, X, y):
-    """The fraction of rows whose largest logit is at the label."""
-    logits, _ = sequential_forward(config, params, np.asarray(X, dtype=np.float64))
+def accuracy(config, params, X, y, mask=None):
+    """The fraction of rows whose largest logit is at the label (mask: their padding)."""
+    logits, _ = sequential_forward(config, params, np.asarray(X, dtype=np.float64), mask)
     return float(np.mean(np.argmax(logits, axis=1) == np.asarray(y)))

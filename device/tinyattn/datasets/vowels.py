@@ -1,0 +1,41 @@
+"""Japanese vowels as a sequence task: nine speakers, 7 to 29 frames of 12 LPC cepstrum
+coefficients an utterance, the class the speaker (data/japanese_vowels/*.ts).
+
+The model: Tokens(29), Dense 12 -> E, a learned positional embedding, one encoder layer, the
+mean over each utterance's real frames (its padding mask), Dense E -> 9. Coefficients are
+standardised with the train set's statistics over its real frames. tinyattn_host.vowels reads
+VOWELS_CONFIG from this file, so it imports nothing at the top.
+"""
+
+SEQ_LEN, FEATURES, CLASSES = 29, 12, 9
+EMBED_DIM, NUM_HEADS, FEEDFORWARD = 24, 4, 48
+VOWELS_CONFIG = [
+    ["Tokens", SEQ_LEN],  # (B, 29*12) -> (B*29, 12): one frame a token
+    ["Dense", FEATURES, EMBED_DIM, True],
+    ["PositionalEmbedding", SEQ_LEN, EMBED_DIM],
+    ["TransformerEncoderLayer", EMBED_DIM, NUM_HEADS, FEEDFORWARD, 0.0, "relu", False, 1e-5,
+     SEQ_LEN, False],
+    ["GlobalAvgPool", SEQ_LEN],
+    ["Dense", EMBED_DIM, CLASSES, True],
+]
+BATCH_SIZE = 16
+SCHEDULE = ((20, 2e-3), (10, 5e-4))  # (epochs, Adam's lr) phases, one Adam
+TRAIN_FILE, TEST_FILE = "JapaneseVowels_TRAIN.ts", "JapaneseVowels_TEST.ts"
+
+
+def vowels_model(seed=42):
+    """The vowels model as a Sequential, weights from Rng(seed)."""
+    from ..nn.sequential import Sequential
+
+    return Sequential.from_config(VOWELS_CONFIG, seed=seed)
+
+
+def load_vowels(folder="."):
+    """(train, test) SequenceDatasets of the two .ts files in `folder`, padded to 29 frames,
+    both standardised with the train set's statistics."""
+    from .sequences import load_ts
+
+    train_set = load_ts(folder + "/" + TRAIN_FILE, SEQ_LEN)
+    test_set = load_ts(folder + "/" + TEST_FILE, SEQ_LEN)
+    test_set.standardize(*train_set.standardize())
+    return train_set, test_set

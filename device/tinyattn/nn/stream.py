@@ -1,0 +1,169 @@
+"""Streaming causal inference: a model run one token (frame) at a time, with a key/value
+cache per encoder layer holding the last W tokens (a ring buffer).
+
+Stream(model, window) takes a Sequential whose encoder layers are causal; step(x_t) takes
+one frame (1, F) and returns the model's output for it. Per token the cost is the
+projections of one row and attention over at most W cached keys: O(W E + E^2) a layer, where
+a full forward over the window is O(W^2 E + W E^2).
+
+What each kind of layer does on a stream:
+- Tokens: nothing (a frame is one token).
+- Dense, Activation, Gelu, LayerNorm: on the one row, as in a full forward.
+- PositionalEmbedding: token t (counted from reset()) gets row t of the table, the position
+  it arrives at, and keeps it: its cached keys and values are not recomputed when the window
+  slides. The table has S rows, so a stream takes at most S tokens before reset()
+  (ValueError after).
+- TransformerEncoderLayer (causal=True): its query attends to the cached keys of the last W
+  tokens (this one included); the oldest leaves when the window is full.
+- GlobalAvgPool: the mean of its input over the last W tokens.
+While t < W (the window holds every token so far) the output equals the full causal forward
+of those t + 1 tokens. Once the window slides, each cached key and value is the one computed
+when its token arrived (with the context it had then); for a model with one encoder layer and
+no pooling, the newest token's output is still the full causal forward of the window's tokens
+(each with its arrival position); with more layers, or pooling, it is the cache's answer.
+"""
+
+from ulab import numpy as np
+
+from .attention import _project
+from .checks import require_2d
+
+STATELESS = ("Dense", "Activation", "Gelu", "LayerNorm")
+
+
+class Stream:
+    """One token at a time through `model` (a Sequential) with a window of W tokens."""
+
+    def __init__(self, model, window):
+        if not isinstance(window, int) or window < 1:
+            raise ValueError("window must be an int >= 1, got %r" % (window,))
+        self.window = window
+        self.steps = []  # (kind, layer, state) in model order
+        self.limit = None
+        for layer in model.layers:
+            kind = type(layer).__name__
+            if kind == "TransformerEncoderLayer":
+                if not layer.causal:
+                    raise ValueError("a stream needs causal encoder layers: make them with "
+                                     "causal=True")
+                state = _KVCache(layer.self_attn, window)
+            elif kind == "GlobalAvgPool":
+                state = np.zeros((window, _width_before(model, layer)))
+            elif kind == "PositionalEmbedding":
+                self.limit = layer.seq_len
+                state = None
+            elif kind in STATELESS or kind == "Tokens":
+                state = None
+            else:
+                raise ValueError("a stream cannot run a %s layer" % kind)
+            self.steps.append((kind, layer, state))
+        self.reset()
+
+    def reset(self):
+        """Forget every token: the next step is token 0 again."""
+        self.t = 0
+        for kind, _, state in self.steps:
+            if kind == "TransformerEncoderLayer":
+                state.clear()
+            elif kind == "GlobalAvgPool":
+                state[:] = 0.0
+
+    def cache_bytes(self):
+        """Bytes of the float32 state: keys and values of each encoder layer, the pool's rows."""
+        total = 0
+        for kind, _, state in self.steps:
+            if kind == "TransformerEncoderLayer":
+                total += 4 * (state.K.size + state.V.size)
+            elif kind == "GlobalAvgPool":
+                total += 4 * state.size
+        return total
+
+    def step(self, x_t):
+        """The model's output (1, out) for the next token x_t (1, F)."""
+        require_2d("x_t", x_t)
+        if x_t.shape[0] != 1:
+            raise ValueError("step takes one token, a (1, F) array, got %r" % (x_t.shape,))
+        t = self.t
+        if self.limit is not None and t >= self.limit:
+            raise ValueError("the positional table has %d rows: the stream took them all, "
+                             "reset() to start again" % self.limit)
+        kept = min(t + 1, self.window)
+        slot = t % self.window
+        x = x_t
+        for kind, layer, state in self.steps:
+            if kind == "Tokens":
+                continue
+            if kind == "PositionalEmbedding":
+                x = x + layer.P[t:t + 1, :]
+            elif kind == "TransformerEncoderLayer":
+                x = _encoder_step(layer, state, x, slot, kept)
+            elif kind == "GlobalAvgPool":
+                state[slot:slot + 1, :] = x
+                x = np.sum(state[:kept, :], axis=0).reshape((1, x.shape[1])) * (1.0 / kept)
+            else:
+                x = layer.forward(x)
+        self.t = t + 1
+        return x
+
+
+class _KVCache:
+    """The keys and values (W, E) of one attention layer's last W tokens, row t mod W."""
+
+    def __init__(self, attention, window):
+        E = attention.embed_dim
+        self.attention = attention
+        self.K, self.V = np.zeros((window, E)), np.zeros((window, E))
+
+    def clear(self):
+        self.K[:] = 0.0
+        self.V[:] = 0.0
+
+    def attend(self, z, slot, kept):
+        """Attention output (1, E) of query row z, its key and value stored at `slot` first."""
+        a = self.attention
+        K, V = self.K, self.V
+        K[slot:slot + 1, :] = _project(z, a.Wk, a.bk)
+        V[slot:slot + 1, :] = _project(z, a.Wv, a.bv)
+        q = _project(z, a.Wq, a.bq)
+        ctx = np.zeros((1, a.embed_dim))
+        D = a.head_dim
+        for h in range(a.num_heads):
+            c0, c1 = h * D, (h + 1) * D
+            scores = np.dot(q[:, c0:c1], K[:kept, c0:c1].transpose())
+            scores *= a.scale
+            scores -= np.max(scores)
+            e = np.exp(scores)
+            e *= 1.0 / np.sum(e)
+            part = ctx[:, c0:c1]
+            part += np.dot(e, V[:kept, c0:c1])
+        return _project(ctx, a.Wo, a.bo)
+
+
+def _encoder_step(layer, cache, x, slot, kept):
+    """One token through a causal TransformerEncoderLayer (inference: no dropout)."""
+    def ff(z):
+        return layer.linear2.forward(layer.activation.forward(layer.linear1.forward(z)))
+
+    if layer.norm_first:
+        h = x + cache.attend(layer.norm1.forward(x), slot, kept)
+        return h + ff(layer.norm2.forward(h))
+    h = layer.norm1.forward(x + cache.attend(x, slot, kept))
+    return layer.norm2.forward(h + ff(h))
+
+
+def _width_before(model, pool):
+    """The width of the rows a GlobalAvgPool gets: the last width-setting layer's output."""
+    width = None
+    for layer in model.layers:
+        if layer is pool:
+            break
+        kind = type(layer).__name__
+        if kind == "Dense":
+            width = layer.out_features
+        elif kind == "TransformerEncoderLayer":
+            width = layer.d_model
+        elif kind == "PositionalEmbedding":
+            width = layer.embed_dim
+    if width is None:
+        raise ValueError("a stream's pooling needs a Dense or encoder layer before it")
+    return width

@@ -1,0 +1,120 @@
+"""The vowels part of `make run`: variable-length sequences over the link, every answer checked.
+
+A causal vowels model (device/tinyattn/datasets/vowels.py's, its encoder causal=True) trained
+one epoch on the host is loaded on the device; test utterances go in padded batches with their
+padding masks (float logits against the float64 reference, relative error at most 1e-4, every
+class the same), the device quantizes the model with masked calibration rows and runs the same
+batches in int8 (bit for bit with the integer reference of the model it replied), and one
+utterance is streamed frame by frame (STREAM, a window of 29), each frame's logits against the
+reference's full causal forward of the frames so far.
+"""
+
+import numpy as np
+
+from .. import protocol
+from ..reference import integer_encoder
+from ..reference.sequential import sequential_forward
+from ..sequences import padding_mask
+from ..vowels import DEVICE, VOWELS_CONFIG, load_vowels, train_host
+from .digits_check import relative_error
+from .int8_io import in_scale, quantize_input
+
+TOLERANCE = 1e-4
+HOST_SCHEDULE = ((1, 2e-3),)
+CALIB_ROWS = 8  # the calibration runs the float model on them at once: 8 of 29 frames fit
+# a 300 KB board's heap too; the check is bit for bit against the model the device made
+STANDIN_ROWS = 32  # test utterances sent by default to a virtual board on the ulab stand-in
+QUANTIZE_TIMEOUT = 120  # seconds: calibration runs the float model on every row at once
+
+
+def causal_config():
+    """VOWELS_CONFIG with its encoder layer causal (a stream needs it)."""
+    config = [list(spec) for spec in VOWELS_CONFIG]
+    for spec in config:
+        if spec[0] == "TransformerEncoderLayer":
+            spec[9] = True
+    return config
+
+
+def check_vowels(check, rows=None):
+    """Run the vowels check through `check` (a run_check.Check); returns its summary dict."""
+    out, batch_size, S = check.out, check.batch_size, DEVICE.SEQ_LEN
+    if rows is None and check.summary.device.get("ulab") == "stand-in":
+        rows = STANDIN_ROWS
+        out("vowels: the device runs the ulab stand-in: %d test utterances (--vowels-rows N "
+            "for more)" % rows)
+    data = load_vowels()
+    config = causal_config()
+    params, _, _ = train_host(HOST_SCHEDULE, seed=check.seed, config=config, data=data)
+    params = {k: v.astype(np.float32).astype(np.float64) for k, v in params.items()}
+    X_train, _, train_lengths = data["train"]
+    X, y, lengths = (a[:rows] for a in data["test"])
+    mask = padding_mask(lengths, S)
+    calib = {"x": X_train[:CALIB_ROWS], "mask": padding_mask(train_lengths[:CALIB_ROWS], S)}
+
+    def load():
+        check.board.link.request(protocol.LOAD_MODEL, {"config": config}, params)
+        return check.board.link.request(protocol.QUANTIZE, {}, calib, timeout=QUANTIZE_TIMEOUT)
+
+    qhead, qarrays = load()
+    qlayers = integer_encoder.layers_from_specs(qhead["layers"], qarrays)
+    want, _ = sequential_forward(config, params, X, mask)
+    out("%-8s %5s %4s %12s %7s %11s %9s %9s"
+        % ("model", "batch", "rows", "float rel", "agree", "int8 exact", "float us", "int8 us"))
+    batches = []
+    for index, start in enumerate(range(0, len(X), batch_size)):
+        xb, mb = X[start:start + batch_size], mask[start:start + batch_size]
+        head, got = check.request(protocol.FORWARD, {}, {"x": xb, "mask": mb}, reload=load)
+        logits = got["logits"].astype(np.float64)
+        ref = want[start:start + len(xb)]
+        xq = quantize_input(xb, in_scale(qhead))
+        ihead, iout = check.request(protocol.FORWARD_INT8, {}, {"x": xq, "mask": mb},
+                                    reload=load)
+        yq = iout["y"].reshape(ihead["rows"], ihead["cols"])
+        yq_ref = integer_encoder.sequential(xq.astype(np.int64), qlayers, mb)[-1]
+        batch = {"batch": index, "rows": len(xb), "rel_err": relative_error(logits, ref),
+                 "agree": int(np.sum(logits.argmax(1) == ref.argmax(1))),
+                 "int8_exact": int(np.sum(np.all(yq == yq_ref, axis=1))),
+                 "lengths": [int(n) for n in lengths[start:start + len(xb)]],
+                 "us": head.get("us", 0), "us_int8": ihead.get("us", 0)}
+        batch["ok"] = (batch["rel_err"] <= TOLERANCE and batch["agree"] == batch["rows"]
+                       and batch["int8_exact"] == batch["rows"])
+        batches.append(batch)
+        out("%-8s %5d %4d %12.2e %4d/%-3d %7d/%-3d %9d %9d%s"
+            % ("vowels", index, len(xb), batch["rel_err"], batch["agree"], len(xb),
+               batch["int8_exact"], len(xb), batch["us"], batch["us_int8"],
+               "" if batch["ok"] else "  <-- MISMATCH"))
+    stream = _stream_one(check, config, params, X[0], int(lengths[0]), load)
+    result = {"rows": len(X), "batches": batches, "stream": stream,
+              "max_rel_err": max(b["rel_err"] for b in batches),
+              "agree": sum(b["agree"] for b in batches),
+              "int8_exact": sum(b["int8_exact"] for b in batches)}
+    result["ok"] = all(b["ok"] for b in batches) and stream["ok"]
+    return result
+
+
+def _stream_one(check, config, params, row, length, load):
+    """One utterance frame by frame; each step's logits against the reference's full causal
+    forward of the frames so far (the padded row with a mask of that length)."""
+    S, F = DEVICE.SEQ_LEN, DEVICE.FEATURES
+    frames = row.reshape(S, F)
+    errors = []
+    for t in range(length):
+        head, got = check.request(protocol.STREAM, {"window": S, "reset": t == 0},
+                                  {"x": frames[t:t + 1]}, reload=load)
+        want, _ = sequential_forward(config, params, row[None, :], padding_mask([t + 1], S))
+        errors.append(relative_error(got["logits"].astype(np.float64), want))
+        if head["t"] != t or got["logits"].argmax() != want.argmax():
+            errors[-1] = float("inf")
+    ok = max(errors) <= TOLERANCE
+    check.out("vowels stream: %d frames of one utterance, every step's logits rel err %.2e "
+              "(max)  %s" % (length, max(errors), "ok" if ok else "MISMATCH"))
+    return {"frames": length, "max_rel_err": max(errors), "ok": bool(ok)}
+
+
+def summary_line(result):
+    """The vowels part of the PASS/FAIL line."""
+    return ("vowels: padded batches float rel err %.2e, classes agree %d/%d, int8 bit-exact "
+            "%d/%d; stream of %d frames rel err %.2e"
+            % (result["max_rel_err"], result["agree"], result["rows"], result["int8_exact"],
+               result["rows"], result["stream"]["frames"], result["stream"]["max_rel_err"]))

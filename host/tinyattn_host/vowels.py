@@ -1,0 +1,99 @@
+"""Japanese vowels on the host: the .ts files, standardised with the train set's statistics,
+and the model of device/tinyattn/vowels.py trained by the NumPy reference (seeded).
+
+`python -m tinyattn_host vowels [--seed N] [--report DIR]` prints such a run, and with
+--report writes vowels.json and vowels_training.png.
+"""
+
+import numpy as np
+
+from .digits import init_params
+from .reference.training import Adam, accuracy, train
+from .sequences import frame_statistics, load_ts, padding_mask, standardize
+from .device_modules import device_module
+from .virtual.unixport import ROOT
+
+DEVICE = device_module("datasets/vowels")
+VOWELS_CONFIG = DEVICE.VOWELS_CONFIG  # one definition: the device's
+VOWELS_DIR = ROOT / "data" / "japanese_vowels"
+
+
+def load_vowels(folder=VOWELS_DIR):
+    """{"train": (X, y, lengths), "test": (X, y, lengths)}, X (N, 29*12) standardised with
+    the train set's statistics over its real frames, padding 0."""
+    train_set = load_ts(folder / DEVICE.TRAIN_FILE, DEVICE.SEQ_LEN)[:3]
+    test_set = load_ts(folder / DEVICE.TEST_FILE, DEVICE.SEQ_LEN)[:3]
+    mean, std = frame_statistics(train_set[0], train_set[2], DEVICE.FEATURES)
+    return {name: (standardize(X, lengths, mean, std), y, lengths)
+            for name, (X, y, lengths) in (("train", train_set), ("test", test_set))}
+
+
+def train_host(schedule=DEVICE.SCHEDULE, batch_size=DEVICE.BATCH_SIZE, seed=42,
+               config=VOWELS_CONFIG, data=None, on_epoch=None):
+    """Train with the reference (one Adam through the (epochs, lr) phases; phase k shuffles
+    with seed + k); returns (params, test accuracy, epoch losses). on_epoch(epoch, loss,
+    params) after every epoch, counted across the phases."""
+    data = load_vowels() if data is None else data
+    X, y, lengths = data["train"]
+    params = init_params(config, seed)
+    optimizer = Adam(lr=schedule[0][1])
+    losses = []
+
+    def epoch_done(_, loss):
+        losses.append(loss)
+        if on_epoch:
+            on_epoch(len(losses), loss, params)
+
+    for k, (epochs, lr) in enumerate(schedule):
+        optimizer.lr = lr
+        train(config, params, X, y, epochs=epochs, batch_size=batch_size, seed=seed + k,
+              optimizer=optimizer, mask=padding_mask(lengths, DEVICE.SEQ_LEN),
+              on_epoch=epoch_done)
+    return params, test_accuracy(params, data, config), losses
+
+
+def test_accuracy(params, data, config=VOWELS_CONFIG, split="test"):
+    """The float model's accuracy on the split's padded rows (with their masks)."""
+    X, y, lengths = data[split]
+    return accuracy(config, params, X, y, padding_mask(lengths, DEVICE.SEQ_LEN))
+
+
+def vowels_command(args):
+    """Train, print every epoch and the test accuracy; --report DIR writes vowels.json and
+    vowels_training.png (loss, train and test accuracy per epoch). Exit status 0."""
+    import json
+    import time
+    from pathlib import Path
+
+    from .plots import training_curve
+
+    start = time.monotonic()
+    data = load_vowels()
+    curve = {"train": [], "test": []}
+
+    def on_epoch(epoch, loss, params):
+        for split in curve:
+            curve[split].append(test_accuracy(params, data, split=split))
+        print("epoch %3d  loss %.4f  train %.2f%%  test %.2f%%"
+              % (epoch, loss, 100 * curve["train"][-1], 100 * curve["test"][-1]), flush=True)
+
+    params, acc, losses = train_host(seed=args.seed, data=data, on_epoch=on_epoch)
+    n_test, seconds = len(data["test"][1]), time.monotonic() - start
+    print("reference (float64): test accuracy %.2f%% (%d of %d), %d parameters, %.1f s"
+          % (100 * acc, round(acc * n_test), n_test, sum(v.size for v in params.values()),
+             seconds))
+    if args.report:
+        folder = Path(args.report)
+        folder.mkdir(parents=True, exist_ok=True)
+        summary = {"seed": args.seed, "test_accuracy": acc, "test_rows": n_test,
+                   "loss": losses, "train_accuracy": curve["train"],
+                   "test_accuracy_per_epoch": curve["test"], "seconds": seconds}
+        (folder / "vowels.json").write_text(json.dumps(summary, indent=1) + "\n")
+        epochs = list(range(1, len(losses) + 1))
+        path = training_curve(folder / "vowels_training.png",
+                              "Japanese vowels: the reference's training (seed %d)" % args.seed,
+                              losses, {"train": (epochs, curve["train"]),
+                                       "test": (epochs, curve["test"])})
+        print("wrote %s and %s" % (folder / "vowels.json", path))
+    return 0
+
