@@ -29,10 +29,11 @@ from ulab import numpy as np
 from .crc import crc32
 from .wire import FILE_END as END
 from .wire import FILE_MAGIC as MAGIC
+from .wire import FILE_SEQUENTIAL
 from .wire import FILE_VERSION as VERSION
 from .wire import ITEMSIZE
 
-SEQUENTIAL = "sequential"
+SEQUENTIAL = FILE_SEQUENTIAL
 
 
 def save(model, path):

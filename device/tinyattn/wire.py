@@ -51,3 +51,4 @@ ITEMSIZE = {"f": 4, "b": 1, "B": 1, "h": 2, "i": 4}  # float32, int8, uint8, int
 FILE_MAGIC = b"TINYATTN"
 FILE_END = b"END."
 FILE_VERSION = 1
+FILE_SEQUENTIAL = "sequential"  # the model kind store.save writes for a Sequential

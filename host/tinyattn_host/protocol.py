@@ -10,7 +10,6 @@ flagged MORE, each acknowledged by the device before the next is sent. Request a
 payloads are records: a u16 length, a JSON head, then the arrays the head lists.
 """
 
-import importlib.util
 import json
 import struct
 import time
@@ -19,20 +18,10 @@ import zlib
 import numpy as np
 
 from . import errors
+from .device_modules import device_module
 from .errors import BoardError
-from .virtual.unixport import DEVICE_DIR
 
-
-def _load_wire():
-    """device/tinyattn/wire.py, the device's own table of the wire and file constants."""
-    spec = importlib.util.spec_from_file_location("tinyattn_wire",
-                                                  DEVICE_DIR / "tinyattn" / "wire.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-wire = _load_wire()
+wire = device_module("wire")  # the device's own table of the wire and file constants
 MAGIC, HEADER, CHUNK, MORE, PROTOCOL, REPLY = (wire.MAGIC, wire.HEADER, wire.CHUNK, wire.MORE,
                                                wire.PROTOCOL, wire.REPLY)
 HELLO, STATUS, EXIT, ACK, ERROR = wire.HELLO, wire.STATUS, wire.EXIT, wire.ACK, wire.ERROR
@@ -43,7 +32,7 @@ LOAD_QMODEL, FORWARD_INT8 = wire.LOAD_QMODEL, wire.FORWARD_INT8
 MESSAGES, ERRORS = wire.MESSAGES, wire.ERRORS
 DTYPES = {code: np.dtype("<f4" if code == "f" else "<%s%d" % ("u" if code == "B" else "i", size))
           for code, size in wire.ITEMSIZE.items()}
-_CODES = {dtype: code for code, dtype in DTYPES.items()}
+CODES = {dtype: code for code, dtype in DTYPES.items()}  # the typecode of a dtype
 
 
 class ProtocolError(BoardError):
@@ -108,12 +97,12 @@ def encode(head=None, arrays=()):
     for name, value in items:
         value = np.asarray(value)
         dtype = DTYPES["f"] if value.dtype.kind == "f" else value.dtype.newbyteorder("<")
-        if dtype not in _CODES:
+        if dtype not in CODES:
             raise ValueError("array %s: dtype %s cannot be sent" % (name, value.dtype))
         if value.ndim not in (1, 2):
             raise ValueError("array %s: only 1-D and 2-D arrays, got shape %s"
                              % (name, value.shape))
-        listed.append([name, _CODES[dtype], list(value.shape)])
+        listed.append([name, CODES[dtype], list(value.shape)])
         blobs.append(np.ascontiguousarray(value, dtype=dtype).tobytes())
     head = dict(head or {})
     if listed:
