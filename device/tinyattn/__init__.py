@@ -2,22 +2,23 @@
 
 __version__ = "0.1.0"
 
-from .attention import Attention, padding_mask  # noqa: E402,F401
+from .nn.attention import Attention, padding_mask  # noqa: E402,F401
 
 # Every other public name, and the submodule it comes from. Imported on first use (module
 # __getattr__), so `import tinyattn` costs the heap of the Attention layer only. Keywords, not
 # string keys: keywords are interned, and MicroPython's dir() and Tab completion find a name
 # only by asking __getattr__ for every name the interpreter has interned.
-# `demo` comes from iris_demo: a module named demo would take the function's place.
+# `demo` comes from iris_demo and `train` from training: a submodule named like a function
+# would take the function's place (importing a submodule sets the package's attribute).
 LAZY = dict(
-    Dense="layers", Activation="layers", Tokens="layers", SelfAttention="layers",
-    GlobalAvgPool="layers", Sequential="layers",
-    cross_entropy="losses", SGD="optim", Adam="optim",
-    Dataset="data", load_iris="data",
-    iris_model="model", train_step="model", train="model", evaluate="model", predict="model",
-    save="store", load="store", demo="iris_demo",
-    LayerNorm="layernorm", PositionalEmbedding="positional", Gelu="gelu",
-    TransformerEncoderLayer="encoder",
+    Dense="nn.layers", Activation="nn.layers", Tokens="nn.layers", SelfAttention="nn.layers",
+    GlobalAvgPool="nn.layers", Sequential="nn.sequential",
+    cross_entropy="nn.losses", SGD="nn.optim", Adam="nn.optim",
+    Dataset="datasets.dataset", load_iris="datasets.dataset",
+    iris_model="training", train_step="training", train="training", evaluate="training",
+    predict="training", save="store", load="store", demo="iris_demo",
+    LayerNorm="nn.norm", PositionalEmbedding="nn.positional", Gelu="nn.gelu",
+    TransformerEncoderLayer="nn.encoder",
 )
 _submodules = None
 
@@ -37,14 +38,16 @@ def __getattr__(name):
 
 
 def _files():
-    """The submodule names: the package folder's .py and .mpy files (read once)."""
+    """The submodule names: the package folder's .py and .mpy files and its subpackage
+    folders (read once)."""
     global _submodules
     if _submodules is None:
         import os
 
         try:
             _submodules = {f.rsplit(".", 1)[0] for f in os.listdir(__path__)
-                           if f.endswith((".py", ".mpy")) and not f.startswith("_")}
+                           if (f.endswith((".py", ".mpy")) or "." not in f)
+                           and not f.startswith("_")}
         except (OSError, NameError):  # a frozen package: `import tinyattn.x` still works
             _submodules = set()
     return _submodules

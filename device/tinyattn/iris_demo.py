@@ -1,9 +1,9 @@
 """The REPL demo: train the Iris model, report the test accuracy and one attention map."""
 
-from .data import load_iris
-from .iris import CLASSES
-from .layers import SelfAttention
-from .model import evaluate, iris_model, predict, train
+from .datasets.dataset import load_iris
+from .datasets.iris import CLASSES
+from .nn.layers import SelfAttention
+from .training import evaluate, iris_model, predict, train
 
 
 def demo(epochs=100, seed=42, log_every=10, sample=0, history=None):

@@ -27,18 +27,18 @@ import struct
 from ulab import numpy as np
 
 from .crc import crc32
-from .wire import FILE_END as END
-from .wire import FILE_MAGIC as MAGIC
-from .wire import FILE_SEQUENTIAL
-from .wire import FILE_VERSION as VERSION
-from .wire import ITEMSIZE
+from .link.wire import FILE_END as END
+from .link.wire import FILE_MAGIC as MAGIC
+from .link.wire import FILE_SEQUENTIAL
+from .link.wire import FILE_VERSION as VERSION
+from .link.wire import ITEMSIZE
 
 SEQUENTIAL = FILE_SEQUENTIAL
 
 
 def save(model, path):
     """Write a Sequential model (its config and parameters) to `path`, atomically."""
-    from .layers import Sequential
+    from .nn.sequential import Sequential
 
     if not isinstance(model, Sequential):
         raise ValueError("model must be a Sequential, got %s" % type(model).__name__)
@@ -73,7 +73,7 @@ def load(path):
 # ---- a model from its config and named arrays (store.load and the link's LOAD_MODEL) ------
 def check_arrays(config, shapes):
     """ValueError unless `shapes` ({name: shape}) are exactly the parameters of `config`."""
-    from .params import model_shapes
+    from .nn.spec import model_shapes
 
     wanted = model_shapes(config)
     names = sorted(name for name, _ in wanted)
@@ -91,7 +91,7 @@ def model_from(config, shapes, value):
     shapes: {name: shape} of the arrays at hand, checked against the config before anything
     is allocated (check_arrays); value(name) then gives each one as a ulab array.
     """
-    from .layers import Sequential
+    from .nn.sequential import Sequential
 
     check_arrays(config, shapes)
     model = Sequential.from_config(config, seed=0)

@@ -18,7 +18,7 @@ DIGITS_CSV = ROOT / "data" / "digits.csv"
 TEST_RATIO = 0.2
 
 
-DEVICE = device_module("digits")
+DEVICE = device_module("datasets/digits")
 DIGITS_CONFIG = DEVICE.DIGITS_CONFIG  # one definition: the device's
 
 

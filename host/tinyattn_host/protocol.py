@@ -21,7 +21,7 @@ from . import errors
 from .device_modules import device_module
 from .errors import BoardError
 
-wire = device_module("wire")  # the device's own table of the wire and file constants
+wire = device_module("link/wire")  # the device's own table of the wire and file constants
 MAGIC, HEADER, CHUNK, MORE, PROTOCOL, REPLY = (wire.MAGIC, wire.HEADER, wire.CHUNK, wire.MORE,
                                                wire.PROTOCOL, wire.REPLY)
 HELLO, STATUS, EXIT, ACK, ERROR = wire.HELLO, wire.STATUS, wire.EXIT, wire.ACK, wire.ERROR

@@ -11,7 +11,7 @@ def pixels(X):
 
 
 def test_loader_splits_as_the_host_does():
-    from tinyattn.digits import digits_model, load_digits
+    from tinyattn.datasets.digits import digits_model, load_digits
 
     train, test = load_digits(check.path("digits40.csv"), seed=7, rows=40)
     want = check.fixture("split")
@@ -24,21 +24,21 @@ def test_loader_splits_as_the_host_does():
 
 
 def test_loader_says_a_file_is_short():
-    from tinyattn.digits import load_digits
+    from tinyattn.datasets.digits import load_digits
 
     text = check.raises(ValueError, load_digits, check.path("digits40.csv"), rows=41)
     assert "ends after 40 rows, 41 expected" in text, text
 
 
 def test_loader_refuses_another_file():
-    from tinyattn.digits import load_digits
+    from tinyattn.datasets.digits import load_digits
 
     text = check.raises(ValueError, load_digits, check.path("iris.csv"))
     assert "not digits.csv" in text, text
 
 
 def test_loading_returns_the_heap():
-    from tinyattn.digits import load_digits
+    from tinyattn.datasets.digits import load_digits
 
     path = check.path("digits40.csv")
     check.heap_returns(lambda: load_digits(path, seed=7, rows=40), what="load_digits")

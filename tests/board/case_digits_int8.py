@@ -13,7 +13,7 @@ ROWS_OF_HEAP_CHECK = 16
 
 
 def load_model(name):
-    from tinyattn.quant import load
+    from tinyattn.int8 import load
 
     return load(check.path(name))
 
@@ -79,8 +79,8 @@ def test_forward_int_returns_the_heap():
 
 def test_quantized_on_the_device_keeps_the_float_accuracy():
     from tinyattn import Sequential, predict
-    from tinyattn.digits import load_digits
-    from tinyattn.quant import quantize
+    from tinyattn.datasets.digits import load_digits
+    from tinyattn.int8 import quantize
 
     f = check.fixture("float_model")
     model = Sequential.from_config(f["config"], seed=3)

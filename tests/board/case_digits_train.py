@@ -6,7 +6,7 @@ import check
 
 
 def test_training_on_the_device_reaches_95_percent():
-    from tinyattn.digits import train_digits
+    from tinyattn.datasets.digits import train_digits
 
     _, accuracy, _ = train_digits(check.path("digits.csv"), log_every=1)
     assert accuracy >= 0.95, "test accuracy %g" % accuracy

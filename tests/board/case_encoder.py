@@ -6,10 +6,10 @@ import json
 
 import check
 from tinyattn import Adam, Sequential, load, padding_mask, save, train_step
-from tinyattn.encoder import TransformerEncoderLayer
-from tinyattn.gelu import Gelu
-from tinyattn.layernorm import LayerNorm
-from tinyattn.positional import PositionalEmbedding
+from tinyattn.nn.encoder import TransformerEncoderLayer
+from tinyattn.nn.gelu import Gelu
+from tinyattn.nn.norm import LayerNorm
+from tinyattn.nn.positional import PositionalEmbedding
 from ulab import numpy as np
 
 TOL = 1e-4

@@ -11,8 +11,8 @@ import array
 import sys
 
 import check
-from tinyattn import kernels as K
-from tinyattn import qkernels_attend as A
+from tinyattn.int8 import kernels as K
+from tinyattn.int8 import kernels_attend as A
 from ulab import numpy as np
 
 

@@ -11,9 +11,9 @@ import io
 import struct
 
 import check
-from tinyattn import link, records
+from tinyattn.link import records, server as link
 from tinyattn.crc import crc32, crc32_table
-from tinyattn.wire import ERRORS
+from tinyattn.link.wire import ERRORS
 from ulab import numpy as np
 
 MAGIC = b"\xa5T"
@@ -236,7 +236,7 @@ def test_load_qmodel_takes_what_quantize_replies():
     """docs/protocol.md: LOAD_QMODEL takes the layers and arrays "as QUANTIZE replies", and
     replies "the same as QUANTIZE". The QUANTIZE reply's record goes back in a LOAD_QMODEL
     (in chunks, built here), to a session of its own."""
-    from tinyattn.wire import CHUNK
+    from tinyattn.link.wire import CHUNK
 
     want = check.fixture("qmodel")
     _, _, out = serve("quantize.bin")

@@ -10,9 +10,9 @@ read back a message at a time; the plan is read a chunk at a time.
 import struct
 
 import check
-from tinyattn import link
+from tinyattn.link import server as link
 from tinyattn.crc import crc32
-from tinyattn.wire import ERRORS
+from tinyattn.link.wire import ERRORS
 
 MAGIC = b"\xa5T"
 ACK, ERROR, MORE, REPLY = 0x04, 0x05, 1, 0x80

@@ -1,8 +1,8 @@
 """Every layer kind builds the parameters params.py says it has: names, shapes, order."""
 
 import check
-from tinyattn import params
-from tinyattn.layer import KINDS, build
+from tinyattn.nn import spec as params
+from tinyattn.nn.layer import KINDS, build
 from tinyattn.rng import Rng
 
 

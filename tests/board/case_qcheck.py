@@ -4,8 +4,8 @@ a model gives as its description loads back; each broken field is named."""
 import json
 
 import check
-from tinyattn import quant, qcheck
-from tinyattn.layers import Sequential
+from tinyattn.int8 import convert as quant, spec as qcheck
+from tinyattn.nn.sequential import Sequential
 from ulab import numpy as np
 
 CONFIG = [

@@ -7,7 +7,8 @@ import array
 
 import check
 from tinyattn import Sequential
-from tinyattn.quant import load, quantize, quantize_tensor
+from tinyattn.int8 import load, quantize
+from tinyattn.int8.numbers import quantize_tensor
 
 
 def keep_of(f):
@@ -86,8 +87,8 @@ def test_encoder_layer_quantized_on_the_device():
 def test_gelu_table_is_the_erf_gelu_rounded():
     """Every entry of the GELU table is round(gelu(v s_x) / s_y), the erf form, give or take
     one where float32 lands on the other side of a rounding boundary."""
-    from tinyattn.gelu import Gelu
-    from tinyattn.qlayers import QActivation
+    from tinyattn.nn.gelu import Gelu
+    from tinyattn.int8.layers import QActivation
 
     q = QActivation.from_float("gelu_erf", Gelu().forward, 0.03, 0.025)
     want = check.fixture("gelu")["table"]
@@ -117,9 +118,9 @@ def test_encoder_forward_allocates_nothing_once_planned():
 
 
 def test_bad_input_raises_value_error():
-    from tinyattn import qkernels_norm as N
-    from tinyattn.encoder import TransformerEncoderLayer
-    from tinyattn.qnorm import add_multipliers
+    from tinyattn.int8 import kernels_norm as N
+    from tinyattn.nn.encoder import TransformerEncoderLayer
+    from tinyattn.int8.norm import add_multipliers
     from ulab import numpy as np
 
     def ones(shape):

@@ -9,14 +9,15 @@ import sys
 
 import check
 from tinyattn import Sequential
-from tinyattn.quant import load, quantize
+from tinyattn.int8.convert import quantize
+from tinyattn.int8.model import load
 from tinyattn.rng import Rng
 
 IMPORTED = (Sequential, quantize, Rng)  # what a program that quantizes a model imports
 
 
 def test_int8_encoder_model_loads_in_a_fresh_interpreter():
-    assert "tinyattn.qencoder" not in sys.modules, "importing tinyattn.quant imported qencoder"
+    assert "tinyattn.int8.encoder" not in sys.modules, "importing the int8 model and quantizer imported int8.encoder"
     f = check.fixture("model")
     qm = load(check.path("enc-int8.bin"))
     check.equal([layer.kind for layer in qm.layers], f["kinds"], "kinds")

@@ -9,7 +9,8 @@ import array
 
 import check
 from tinyattn import Sequential, predict
-from tinyattn.quant import load, quantize, quantize_tensor
+from tinyattn.int8 import load, quantize
+from tinyattn.int8.numbers import quantize_tensor
 
 
 def float_model(f):

@@ -4,8 +4,8 @@ bit, on random and worst-case inputs; the add multipliers and eps units of qnorm
 import array
 
 import check
-from tinyattn import qkernels_norm as N
-from tinyattn.qnorm import add_multipliers, eps_units
+from tinyattn.int8 import kernels_norm as N
+from tinyattn.int8.norm import add_multipliers, eps_units
 
 
 def norm_kernel(c, in_place=False):

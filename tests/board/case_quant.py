@@ -1,4 +1,4 @@
-"""The int8 model (tinyattn.quant) against the NumPy integer reference, bit for bit, and
+"""The int8 model (tinyattn.int8) against the NumPy integer reference, bit for bit, and
 against the float model it came from.
 
 tests/device/test_quant.py writes, for each of 32 lone attentions attNN: the config and the
@@ -17,8 +17,9 @@ import os
 
 import check
 from tinyattn import Attention, Dense, Sequential, iris_model, predict, save, store
-from tinyattn.qattention import keep_bytes
-from tinyattn.quant import load, quantize, quantize_tensor
+from tinyattn.int8.attention import keep_bytes
+from tinyattn.int8 import load, quantize
+from tinyattn.int8.numbers import quantize_tensor
 from ulab import numpy as np
 
 SCALE_RTOL = 1e-5

@@ -87,7 +87,7 @@ def run_demo(**kwargs):
     """The lines tinyattn.demo(**kwargs) prints: its module's print, and train's log (which
     prints when demo gives it none), both caught."""
     import tinyattn
-    from tinyattn import iris_demo, model
+    from tinyattn import iris_demo, training as model
 
     lines = []
 

@@ -175,7 +175,7 @@ ITEMSIZE = {"f": 4, "b": 1, "B": 1, "h": 2, "i": 4}
 
 def record(payload):
     """(head, {name: (typecode, shape, values)}) of a link record (u16 head length, JSON
-    head, then the arrays it lists, row-major), read here without tinyattn.records."""
+    head, then the arrays it lists, row-major), read here without tinyattn.link.records."""
     import array
     import struct
 

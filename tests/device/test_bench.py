@@ -154,7 +154,7 @@ def test_bench_on_a_board_deploys_the_bench_and_measures_in_its_heap(virtual_boa
     assert bench.main(["--port", virtual_board.port, "--quick", "--out", str(tmp_path),
                        "--doc", str(doc), "--repeats", "3"]) == 0
     lib = virtual_board.flash_dir / "lib" / "tinyattn"
-    assert {"bench.mpy", "benchfit.mpy", "benchplan.mpy"} <= {p.name for p in lib.iterdir()}
+    assert {"__init__.mpy", "fit.mpy", "plan.mpy"} <= {p.name for p in (lib / "bench").iterdir()}
     results = json.loads((tmp_path / "bench.json").read_text())
     assert [(r["B"], r["S"], r["E"], r["H"]) for r in results["attention"]] == PLAN.shapes(True)
     assert [(r["checkpoint"], r["where"]) for r in results["largest"]] == [

@@ -156,7 +156,7 @@ def make_fixtures():
 test_encoder_on_board = board_test("case_encoder", make_fixtures)
 
 
-@pytest.mark.parametrize("name", ["layernorm.py", "positional.py", "gelu.py", "encoder.py",
-                                  "digits.py"])
+@pytest.mark.parametrize("name", ["nn/norm.py", "nn/positional.py", "nn/gelu.py",
+                                  "nn/encoder.py", "datasets/digits.py"])
 def test_public_classes_and_functions_have_docstrings(name):
     assert not missing_docstrings(DEVICE_DIR / "tinyattn" / name)

@@ -17,7 +17,7 @@ from tinyattn_host.reference.training import SGD, Adam, train_step
 from tinyattn_host.device_modules import device_module
 from tinyattn_host.virtual.unixport import DEVICE_DIR
 
-CONFIG = device_module("iris").CONFIG
+CONFIG = device_module("datasets/iris").CONFIG
 
 
 BK_NOTE = """The key bias bk has no effect on the output (it adds the same number to every
@@ -103,8 +103,8 @@ def make_fixtures():
 test_layers_on_board = board_test("case_layers", make_fixtures)
 
 
-FILES = ["layers.py", "losses.py", "optim.py", "data.py", "model.py", "store.py", "iris_demo.py",
-         "iris.py", "__init__.py"]
+FILES = ["nn/layers.py", "nn/sequential.py", "nn/losses.py", "nn/optim.py", "datasets/dataset.py",
+         "training.py", "store.py", "iris_demo.py", "datasets/iris.py", "__init__.py"]
 
 
 @pytest.mark.parametrize("name", FILES)

@@ -25,8 +25,8 @@ BAD = [
 
 
 def test_the_host_loads_the_same_table():
-    params = device_module("params")
-    assert set(params.SHAPES) == set(device_module("layer").KINDS)
+    params = device_module("nn/spec")
+    assert set(params.SHAPES) == set(device_module("nn/layer").KINDS)
     assert params.layer_shapes(["SelfAttention", 8, 2, 4, False]) == [
         ("Wq", (8, 8)), ("Wk", (8, 8)), ("Wv", (8, 8)), ("Wo", (8, 8))]
 

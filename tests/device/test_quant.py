@@ -1,8 +1,8 @@
-"""The int8 model (tinyattn.quant) against the NumPy integer reference, bit for bit, and
+"""The int8 model (tinyattn.int8) against the NumPy integer reference, bit for bit, and
 against the float model it came from (tests/board/case_quant.py on the board).
 
 The bit-exact checks need an int8 model the host knows exactly. tests/int8_models.py makes it
-as the device's tinyattn.quant.quantize does (the same scales, weights, biases, multipliers
+as the device's tinyattn.int8.quantize does (the same scales, weights, biases, multipliers
 and tables), in float64; the host writes it as a model file (tinyattn_host.modelfile, kind
 "quantized") with the integer reference's output of every layer, and the device loads that
 file and runs it. The device's own quantize runs in its own float (float32 on a board), so
@@ -25,7 +25,7 @@ from tinyattn_host.reference.training import split_indices, standardize
 from tinyattn_host.reference.training import train as train_reference
 from tinyattn_host.device_modules import device_module
 
-IRIS = device_module("iris")
+IRIS = device_module("datasets/iris")
 
 
 # ---- attention alone: every intermediate --------------------------------------------------

@@ -21,7 +21,7 @@ from tinyattn_host.interop.statedict import param_shapes
 
 ROOT = Path(__file__).resolve().parents[2]
 IRIS_CSV = ROOT / "data" / "iris.csv"
-IRIS = device_module("iris")
+IRIS = device_module("datasets/iris")
 CONFIG = IRIS.CONFIG
 
 

@@ -14,7 +14,7 @@ from tinyattn_host.virtual.unixport import DEVICE_DIR, ROOT, interpreter
 from tinyattn_host.virtual.unixport_process import has_raw_repl
 
 SOURCES = sorted(p.relative_to(DEVICE_DIR / "tinyattn").as_posix()
-                 for p in (DEVICE_DIR / "tinyattn").glob("*.py"))
+                 for p in (DEVICE_DIR / "tinyattn").rglob("*.py"))
 ESP32S3_MPY = 6 | (3 << 8) | (10 << 10)  # sys.implementation._mpy of MicroPython 1.23+ there
 needs_virtual_board = pytest.mark.skipif(
     not has_raw_repl(interpreter()), reason="the virtual board needs a unix port with a raw REPL")
@@ -40,8 +40,13 @@ def device_mpy(board):
     return MpyFormat.from_sys(int(run_on(board, "import sys\nprint(sys.implementation._mpy)")))
 
 
+def files_under(folder):
+    """The files under folder (its subfolders too), as sorted relative posix paths."""
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+
 def on_flash(board):
-    return sorted(p.name for p in (board.flash_dir / "lib" / "tinyattn").iterdir())
+    return files_under(board.flash_dir / "lib" / "tinyattn")
 
 
 @needs_virtual_board
@@ -117,7 +122,7 @@ def test_cli_deploys_to_a_virtual_board(tmp_path):
                            str(tmp_path)], capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert "tinyattn 0.1.0 imports on the device from /lib/tinyattn/__init__.mpy" in done.stdout
-    assert sorted(p.name for p in (tmp_path / "lib" / "tinyattn").iterdir()) == [
+    assert files_under(tmp_path / "lib" / "tinyattn") == [
         name.replace(".py", ".mpy") for name in SOURCES]
 
 

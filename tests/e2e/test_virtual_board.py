@@ -55,9 +55,9 @@ def test_mpremote_exec_cp_ls_and_files_survive_a_restart(tmp_path):
         assert "['', '.frozen', '/lib']" in out
         mpremote(board.port, "cp", "-r", str(DEVICE_PACKAGE), ":/lib/")
         listing = mpremote(board.port, "ls", ":/lib/tinyattn")
-        assert "attention.py" in listing
-        assert (flash / "lib" / "tinyattn" / "attention.py").read_bytes() == \
-            (DEVICE_PACKAGE / "attention.py").read_bytes()
+        assert "nn/" in listing
+        assert (flash / "lib" / "tinyattn" / "nn" / "attention.py").read_bytes() == \
+            (DEVICE_PACKAGE / "nn" / "attention.py").read_bytes()
     with VirtualBoard(flash_dir=flash) as board:  # the flash keeps its files
         out = mpremote(board.port, "exec", "import tinyattn; print(tinyattn.__version__)")
         assert out.strip() == "0.1.0"

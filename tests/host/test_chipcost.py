@@ -10,8 +10,8 @@ import pytest
 
 from tinyattn_host.chipcost import chipcost, mpy_native, xtensa_loops
 
-KERNELS = Path(__file__).resolve().parents[2] / "device" / "tinyattn" / "kernels.py"
-ATTENTION_KERNELS = KERNELS.with_name("qkernels_attend.py")
+KERNELS = Path(__file__).resolve().parents[2] / "device" / "tinyattn" / "int8" / "kernels.py"
+ATTENTION_KERNELS = KERNELS.with_name("kernels_attend.py")
 MATMUL_KERNEL = "linear"
 ATTENTION_CORE = "_attend"  # its scores and P V loops are dot products too
 """The int8 matmul kernel whose inner loop has a budget (issue 10)."""

@@ -7,7 +7,7 @@ import pytest
 
 from tinyattn_host.virtual.unixport import DEVICE_DIR
 
-PACKAGE = DEVICE_DIR / "tinyattn"
+PACKAGE = DEVICE_DIR / "tinyattn" / "int8"
 SHARED = ("_M", "_S", "_P", "_CAP", "_LO", "_HI", "_EXT", "_ROWS", "_SRC")
 
 
@@ -16,7 +16,7 @@ def fields(name):
     return {k: int(v) for k, v in re.findall(r"^(_[A-Z_]+) = const\((\d+)\)", text, re.M)}
 
 
-@pytest.mark.parametrize("module", ["qkernels_attend.py", "qkernels_norm.py"])
+@pytest.mark.parametrize("module", ["kernels_attend.py", "kernels_norm.py"])
 def test_the_shared_header_fields_agree_with_kernels_py(module):
     own, theirs = fields("kernels.py"), fields(module)
     shared = [name for name in SHARED if name in theirs]

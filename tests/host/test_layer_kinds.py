@@ -6,7 +6,6 @@ from the device's table."""
 import numpy as np
 import pytest
 
-from tinyattn_host.device_modules import device_module
 from tinyattn_host.interop.statedict import export_state_dict, import_state_dict
 from tinyattn_host.reference import int8, kinds
 from tinyattn_host.reference.kinds import KINDS, declare, device_kinds, param_shapes
@@ -81,9 +80,9 @@ def test_the_int8_reference_knows_what_the_device_quantizes_the_kind_into(name):
 
 def test_a_new_kind_is_one_declaration_on_each_side(monkeypatch):
     """Scale: y = x * s per column. The device side's one declaration is its parameter table
-    (params.SHAPES); the host side's is the `declare` below; then the float reference, the
+    (nn/spec.py's SHAPES); the host side's is the `declare` below; then the float reference, the
     PyTorch names and the int8 reference all run it."""
-    monkeypatch.setitem(device_module("params").SHAPES, "Scale", lambda E: [("s", (E,))])
+    monkeypatch.setitem(kinds.device_spec().SHAPES, "Scale", lambda E: [("s", (E,))])
     monkeypatch.setattr(kinds, "KINDS", dict(KINDS))
     declare("Scale", forward=lambda spec, p, x: (x * p["s"], x),
             backward=lambda spec, p, x, g: (g * p["s"], {"s": (g * x).sum(axis=0)}),

@@ -121,7 +121,7 @@ def test_the_host_reads_the_devices_own_table_of_constants():
     from tinyattn_host import modelfile
     from tinyattn_host.virtual.unixport import DEVICE_DIR
 
-    assert Path(P.wire.__file__) == DEVICE_DIR / "tinyattn" / "wire.py"
+    assert Path(P.wire.__file__) == DEVICE_DIR / "tinyattn" / "link" / "wire.py"
     assert (P.MAGIC, P.CHUNK, P.FORWARD, P.ERRORS[7]) == (b"\xa5T", 192, 0x21, "BAD_VALUE")
     assert (modelfile.MAGIC, modelfile.VERSION) == (P.wire.FILE_MAGIC, P.wire.FILE_VERSION)
     assert {code: dtype.itemsize for code, dtype in P.DTYPES.items()} == P.wire.ITEMSIZE

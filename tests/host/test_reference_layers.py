@@ -13,7 +13,7 @@ from tinyattn_host.reference.training import SGD, Adam, Rng, permutation, split_
 from tinyattn_host.device_modules import device_module
 
 RNG = np.random.default_rng(11)
-IRIS_CONFIG = device_module("iris").CONFIG
+IRIS_CONFIG = device_module("datasets/iris").CONFIG
 
 
 def rel(a, b):

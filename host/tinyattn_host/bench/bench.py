@@ -3,8 +3,8 @@
     .venv/bin/python -m tinyattn_host bench [--port P] [--out build/bench] [--quick]
                       [--doc docs/performance.md] [--repeats N] [--cap S] [--heap 256k]
 
-The device side is the tinyattn-bench mip package (tinyattn/bench.py, benchfit.py,
-benchplan.py): it prints each result as one JSON line as it measures. With a port,
+The device side is the tinyattn-bench mip package (the folder tinyattn/bench/: __init__.py, fit.py,
+plan.py): it prints each result as one JSON line as it measures. With a port,
 `tinyattn.bench.run()` runs on the board (deployed first when needed), all in its own heap.
 Without one, on the MicroPython unix port ($MICROPYTHON, else the one installed here; the ulab
 stand-in when it has no ulab), with the package compiled to .mpy as `make deploy` ships it:
@@ -33,7 +33,7 @@ DEFAULT_DOC = unixport.ROOT / "docs" / "performance.md"
 TIMING_HEAP = "16m"
 
 
-PLAN = device_module("benchplan")  # the definitions the device uses too
+PLAN = device_module("bench/plan")  # the definitions the device uses too
 
 
 def _seconds(value):
@@ -149,8 +149,8 @@ def _last_line(lines):
 
 
 def fits(S, checkpoint, heap, device_dir):
-    """benchfit.fits(S) in a fresh interpreter started with -X heapsize=heap."""
-    code = "from tinyattn.benchfit import fits\nprint(fits(%d, %d, %d, %r))" % (
+    """bench.fit.fits(S) in a fresh interpreter started with -X heapsize=heap."""
+    code = "from tinyattn.bench.fit import fits\nprint(fits(%d, %d, %d, %r))" % (
         S, PLAN.LARGEST_E, PLAN.LARGEST_H, checkpoint)
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "fits.py"
@@ -180,7 +180,7 @@ def largest_fresh(collector, heap, limit, device_dir):
 
 
 def smallest_heap(S, checkpoint, device_dir, low=32, high=2048, step=4):
-    """The smallest -X heapsize in KB (to `step`) with which benchfit.fits(S) completes in a
+    """The smallest -X heapsize in KB (to `step`) with which bench.fit.fits(S) completes in a
     fresh interpreter, by bisection between low and high (None: not even in high). A heap
     found to complete while one `step` KB smaller fails; fragmentation can let a still
     smaller heap complete, which is why the largest S is scanned instead."""
@@ -253,7 +253,7 @@ def on_board(collector, port, quick):
     collector.results["header"]["package"] = "as deployed on the board"
 
 
-KERNEL_SOURCES = ("kernels.py", "qkernels_attend.py")  # linear; the attention core
+KERNEL_SOURCES = ("int8/kernels.py", "int8/kernels_attend.py")  # linear; the attention core
 
 
 def chip_cost():

@@ -19,7 +19,7 @@ How it measures (the device side is the `tinyattn.bench` mip package; the host r
   fewer when a round passes the cap), the median of each; every ratio comes from one process.
   `skip`: predicted (from the path's time per multiply-add on the last shape) to take longer
   than the cap; `OOM`: MemoryError. The int8 path is the public one:
-  `tinyattn.quant.quantize(model, calibration).forward(x)`.
+  `tinyattn.int8.quantize(model, calibration).forward(x)`.
 - **Heap** of a shape: the spec's formulas beside `cache_bytes()` and `held`, the heap a
   forward leaves allocated (`gc.mem_alloc()` after it minus before, on a fresh layer).
 - **Smallest heap** (unix port only): the smallest `-X heapsize` with which forward plus

@@ -1,7 +1,7 @@
 """The mip packages, as micropython-lib's aioble splits into parts sharing one folder:
 
     package.json         the core: device/tinyattn but the bench, into /lib/tinyattn
-    package-bench.json   tinyattn.bench (bench.py, benchfit.py, benchplan.py), needs the core
+    package-bench.json   tinyattn.bench (the folder bench/), needs the core
 
     mpremote mip install package.json          # in a checkout: the core
     mpremote mip install package-bench.json    # in a checkout: the bench, and the core
@@ -20,13 +20,13 @@ from .deploy import PACKAGE, SOURCE_DIR, local_version, sources
 from ..virtual.unixport import ROOT
 
 CORE = "package.json"  # the bench's dependency: the core's package file
-BENCH_FILES = ("bench.py", "benchfit.py", "benchplan.py")
+BENCH_DIR = "bench"  # the bench part: this folder of device/tinyattn
 PARTS = {"core": ROOT / "package.json", "bench": ROOT / "package-bench.json"}
 
 
 def part_sources(part):
     """The device files (relative to device/tinyattn) of the part "core" or "bench"."""
-    bench = [p for p in sources() if p.as_posix() in BENCH_FILES]
+    bench = [p for p in sources() if p.parts[0] == BENCH_DIR]
     return bench if part == "bench" else [p for p in sources() if p not in bench]
 
 

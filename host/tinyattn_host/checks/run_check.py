@@ -25,7 +25,7 @@ from ..reference.training import SGD, Adam, accuracy, train, train_step
 from ..device_modules import device_module
 from ..interop.statedict import param_shapes
 
-IRIS = device_module("iris")
+IRIS = device_module("datasets/iris")
 IRIS_CONFIG = IRIS.CONFIG  # the board's (the check compares it with GET_WEIGHTS' config)
 FLOAT_TOLERANCE = 1e-4  # |device - reference| <= 1e-4 * max(1, max |reference|): float32
 TRAIN_STEP_LR = 0.05

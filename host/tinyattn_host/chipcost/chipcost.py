@@ -1,6 +1,6 @@
 """Chip cost of the viper kernels: what their inner loops cost on the ESP32-S3, per MAC.
 
-    .venv/bin/python -m tinyattn_host chipcost device/tinyattn/kernels.py [--json]
+    .venv/bin/python -m tinyattn_host chipcost device/tinyattn/int8/kernels.py [--json]
                                 [--function NAME] [--show-asm] [--macs NAME=N]
 
 The file's native and viper functions (mpy_native) have their innermost loops counted and

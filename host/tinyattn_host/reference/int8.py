@@ -45,7 +45,7 @@ def _int8(a, what):
 
 
 # ---- fixed-point multipliers -------------------------------------------------------------
-fixed_point = device_module("fixedpoint").fixed_point
+fixed_point = device_module("int8/fixedpoint").fixed_point
 """(m, s, p, cap) for a real multiplier r > 0: the device's own definition
 (device/tinyattn/fixedpoint.py). The device runs it in its float (float32 on a board); the
 bit-exact tests pass the device's integers to the reference."""

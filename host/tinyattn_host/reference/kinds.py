@@ -1,7 +1,7 @@
 """The host's table of layer kinds: each kind is declared once, in its own reference module
 (layers.py, attention.py, encoder.py), with `declare`; everything on the host dispatches
 through KINDS (sequential.py's forward, backward and int8 runs, interop/statedict.py's PyTorch
-names). The parameter names and shapes are the device's own (device/tinyattn/params.py, read
+names). The parameter names and shapes are the device's own (device/tinyattn/nn/spec.py, read
 by device_modules), never restated here.
 
 A declaration gives, for a config entry `spec` = [kind, *args] and its parameters `p`
@@ -46,14 +46,19 @@ def kind(name):
     return found
 
 
+def device_spec():
+    """The device's plain table of every kind's parameters (device/tinyattn/nn/spec.py)."""
+    return device_module("nn/spec")
+
+
 def param_shapes(spec):
-    """{parameter name: shape} of one config entry: the device's table (params.py)."""
-    return dict(device_module("params").layer_shapes(spec))
+    """{parameter name: shape} of one config entry: the device's table."""
+    return dict(device_spec().layer_shapes(spec))
 
 
 def device_kinds():
     """Every layer kind the device knows."""
-    return sorted(device_module("params").SHAPES)
+    return sorted(device_spec().SHAPES)
 
 
 def layer_params(params, index, spec):

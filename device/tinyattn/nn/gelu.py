@@ -11,7 +11,7 @@ import math
 from ulab import numpy as np
 
 from .layer import Layer
-from .shapes import require_2d
+from .checks import require_2d
 
 _P = 0.3275911
 _A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)

@@ -5,8 +5,8 @@ import math
 from ulab import numpy as np
 
 from .layer import Layer
-from .rng import Rng
-from .shapes import require_2d, require_rows
+from ..rng import Rng
+from .checks import require_2d, require_rows
 
 INIT_STD = 0.02  # the table starts uniform with this standard deviation (as BERT and GPT-2)
 

@@ -9,10 +9,11 @@ it is the model's last layer).
 
 import array
 
-from . import kernels, qkernels_attend
-from .qlayers import flip
-from .wire import MAX_SEQ_LEN
-from .qnumbers import (dequantize, fixed_point, int32_bias, int8_weights, multiplier,
+from . import kernels
+from . import kernels_attend
+from .layers import flip
+from ..link.wire import MAX_SEQ_LEN
+from .numbers import (dequantize, fixed_point, int32_bias, int8_weights, multiplier,
                        quantize_tensor, scale_for, shape2)
 
 PROJECTIONS = ("q", "k", "v", "o")
@@ -62,9 +63,9 @@ class QAttention:
         s_acc = scales["ctx"] * scales["wo"]
         biases["o"] = int32_bias(layer.bo, s_acc, E)
         mults["out"] = None if s_y is None else multiplier(s_acc, s_y)
-        score = scales["q"] * scales["k"] / (D ** 0.5) * qkernels_attend.EXP_STEPS
-        mults["score"] = fixed_point(score, qkernels_attend.EXP_LIMIT)
-        mults["ctx"] = multiplier(scales["v"] / qkernels_attend.PROB_ONE, scales["ctx"])
+        score = scales["q"] * scales["k"] / (D ** 0.5) * kernels_attend.EXP_STEPS
+        mults["score"] = fixed_point(score, kernels_attend.EXP_LIMIT)
+        mults["ctx"] = multiplier(scales["v"] / kernels_attend.PROB_ONE, scales["ctx"])
         return QAttention(E, layer.num_heads, seq_len, weights, biases, mults, scales)
 
     def out_scale(self):
@@ -85,7 +86,7 @@ class QAttention:
             self.K, self.VT = bytearray(n), bytearray(n)  # offset binary
             self.out = array.array("i" if self.mults["out"] is None else "b",
                                    bytes(n * (4 if self.mults["out"] is None else 1)))
-            self.core = qkernels_attend.attend_header(S, H, D, self.mults["score"], self.mults["ctx"])
+            self.core = kernels_attend.attend_header(S, H, D, self.mults["score"], self.mults["ctx"])
             self._shape = (rows, S)
         h, w = self.headers, self.weights
         kernels.bind_linear(h["q"], w["q"], rows, src, self.Q)
@@ -96,7 +97,7 @@ class QAttention:
         if trace:
             self.trace_scores = array.array("i", bytes(4 * rows * H * S))
             self.trace_probs = array.array("H", bytes(2 * rows * H * S))
-        qkernels_attend.bind_attend(self.core, rows, self.Q, self.K, self.VT, self.ctx,
+        kernels_attend.bind_attend(self.core, rows, self.Q, self.K, self.VT, self.ctx,
                             self.trace_scores, self.trace_probs)
         kernels.bind_linear(h["o"], w["o"], rows, self.ctx, self.out)
         return self.out, rows, E
@@ -106,7 +107,7 @@ class QAttention:
         linear(h["q"], w["q"])
         linear(h["k"], w["k"])
         linear(h["v"], w["v"])
-        qkernels_attend.attend(self.core)
+        kernels_attend.attend(self.core)
         linear(h["o"], w["o"])
 
     def forward_int(self, x, rows, cols, trace=None, seq_len=None, keep=None, causal=False):
@@ -116,7 +117,7 @@ class QAttention:
         trace: a dict that gets every intermediate (Q, K, V, scores, probs, ctx, acc).
         """
         self.plan(x, rows, cols, seq_len, trace is not None)
-        qkernels_attend.set_keep(self.core, keep, causal)
+        kernels_attend.set_keep(self.core, keep, causal)
         self.run()
         if trace is not None:
             S, E = self._shape[1], self.embed_dim
@@ -172,7 +173,7 @@ class QAttention:
 
 
 def keep_bytes(mask, rows, S):
-    """A float mask (B, S) of 0/1 (1 keeps a key) as the B*S bytes of qkernels_attend.set_keep, or
+    """A float mask (B, S) of 0/1 (1 keeps a key) as the B*S bytes of kernels_attend.set_keep, or
     None for no mask; rows = B*S."""
     if mask is None:
         return None

@@ -2,8 +2,8 @@
 
 from ulab import numpy as np
 
-from .rng import Rng, permutation
-from .shapes import all_finite, require_2d
+from ..rng import Rng, permutation
+from ..nn.checks import all_finite, require_2d
 
 
 class Dataset:

@@ -8,9 +8,9 @@ follows the contract of qlayers: planned once per shape, run with no allocation.
 import array
 
 from . import kernels
-from . import qkernels_norm as nk
-from .qlayers import flip
-from .qnumbers import int32_bias, int8_weights, max_abs, multiplier, quantize_tensor, \
+from . import kernels_norm as nk
+from .layers import flip
+from .numbers import int32_bias, int8_weights, max_abs, multiplier, quantize_tensor, \
     round_half_up, scale_for
 
 

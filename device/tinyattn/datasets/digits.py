@@ -26,7 +26,7 @@ SCHEDULE = ((12, 2e-3), (4, 5e-4), (4, 1e-4))  # (epochs, Adam's lr) phases, one
 
 def digits_model(seed=42):
     """The digits model as a Sequential, weights from Rng(seed)."""
-    from .layers import Sequential
+    from ..nn.sequential import Sequential
 
     return Sequential.from_config(DIGITS_CONFIG, seed=seed)
 
@@ -40,8 +40,8 @@ def load_digits(path="digits.csv", test_ratio=0.2, seed=42, rows=ROWS):
     """
     from ulab import numpy as np
 
-    from .data import Dataset
-    from .rng import Rng, permutation
+    from .dataset import Dataset
+    from ..rng import Rng, permutation
 
     n_test = int(rows * test_ratio + 0.5)
     order = permutation(rows, Rng(seed))
@@ -74,8 +74,8 @@ def train_digits(path="digits.csv", schedule=SCHEDULE, batch_size=BATCH_SIZE, se
 
     One Adam through the phases of `schedule`; phase k shuffles with seed + k.
     """
-    from .model import evaluate, train
-    from .optim import Adam
+    from ..training import evaluate, train
+    from ..nn.optim import Adam
 
     train_set, test_set = load_digits(path, seed=seed)
     model = digits_model(seed)

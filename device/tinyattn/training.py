@@ -5,13 +5,13 @@ import time
 
 from ulab import numpy as np
 
-from . import iris
-from .data import Dataset
-from .layers import Sequential
-from .losses import cross_entropy
-from .optim import Adam
+from .datasets import iris
+from .datasets.dataset import Dataset
+from .nn.sequential import Sequential
+from .nn.losses import cross_entropy
+from .nn.optim import Adam
 from .rng import Rng
-from .shapes import all_finite
+from .nn.checks import all_finite
 
 IRIS_CONFIG = iris.CONFIG  # the spec's Iris model, as the host reference sees it too
 

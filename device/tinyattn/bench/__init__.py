@@ -18,11 +18,11 @@ import time
 import ulab
 from ulab import numpy as np
 
-from .attention import Attention
-from .benchfit import fits
-from .benchplan import (IRIS_BATCHES, LARGEST_E, LARGEST_H, LARGEST_LIMIT, MARK, PATHS,
+from ..nn.attention import Attention
+from .fit import fits
+from .plan import (IRIS_BATCHES, LARGEST_E, LARGEST_H, LARGEST_LIMIT, MARK, PATHS,
                         QUICK_LIMIT, largest_seq_len, macs, shapes)
-from .rng import Rng
+from ..rng import Rng
 
 OOM, SKIP = "OOM", "skip"
 
@@ -102,7 +102,7 @@ def header():
         "word_bits": 64 if sys.maxsize > 0x7FFFFFFF else 32,
         "heap_bytes": gc.mem_free() + gc.mem_alloc(),
         "free_bytes": gc.mem_free(),
-        "package_file": getattr(sys.modules["tinyattn.attention"], "__file__", "?"),
+        "package_file": getattr(sys.modules["tinyattn.nn.attention"], "__file__", "?"),
     }
 
 
@@ -141,7 +141,7 @@ def attention(B, S, E, H, repeats=5, cap=1.0, rates=None):
 
     The int8 forward is the public one: `quant.quantize(layer, x[:S], seq_len=S).forward(x)`.
     """
-    from .quant import quantize
+    from ..int8.convert import quantize
 
     rates = {} if rates is None else rates
     row = {"kind": "attention", "B": B, "S": S, "E": E, "H": H, "runs": {}}
@@ -179,10 +179,10 @@ def attention(B, S, E, H, repeats=5, cap=1.0, rates=None):
 def iris(repeats=5, cap=1.0):
     """Records for the Iris model: a training epoch, then float and int8 forward at each of
     IRIS_BATCHES (the int8 model is `quant.quantize(model, training rows)`)."""
-    from .data import load_iris
-    from .model import iris_model, train
-    from .optim import Adam
-    from .quant import quantize
+    from ..datasets.dataset import load_iris
+    from ..training import iris_model, train
+    from ..nn.optim import Adam
+    from ..int8.convert import quantize
 
     train_set, test_set = load_iris().split(0.2, seed=42)
     model = iris_model(42)

@@ -12,10 +12,10 @@ with ff(z) = linear2(activation(linear1(z))).
 from .attention import Attention
 from .gelu import Gelu
 from .layer import Layer
-from .params import ENCODER_ACTIVATIONS as ACTIVATIONS
-from .layernorm import LayerNorm
+from .spec import ENCODER_ACTIVATIONS as ACTIVATIONS
+from .norm import LayerNorm
 from .layers import Activation, Dense
-from .rng import Rng
+from ..rng import Rng
 
 
 

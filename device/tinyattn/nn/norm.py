@@ -3,7 +3,7 @@
 from ulab import numpy as np
 
 from .layer import Layer
-from .shapes import require_2d
+from .checks import require_2d
 
 
 class LayerNorm(Layer):

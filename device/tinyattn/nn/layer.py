@@ -8,11 +8,11 @@ what forward kept for backward. `Layer` gives the defaults of a layer without pa
 
 KINDS = {
     "Dense": "layers", "Activation": "layers", "Tokens": "layers", "SelfAttention": "layers",
-    "GlobalAvgPool": "layers", "LayerNorm": "layernorm", "PositionalEmbedding": "positional",
+    "GlobalAvgPool": "layers", "LayerNorm": "norm", "PositionalEmbedding": "positional",
     "Gelu": "gelu", "TransformerEncoderLayer": "encoder",
 }
-"""Every layer kind a config may name -> the module of tinyattn that defines its class (imported
-on first use, so a model pays the heap of the modules it uses only)."""
+"""Every layer kind a config may name -> the module of tinyattn.nn that defines its class
+(imported on first use, so a model pays the heap of the modules it uses only)."""
 
 
 class Layer:
@@ -41,7 +41,7 @@ def layer_class(kind):
     if module is None:
         raise ValueError("unknown layer kind %r in the model config (known: %s)"
                          % (kind, ", ".join(sorted(KINDS))))
-    return getattr(__import__("tinyattn." + module, None, None, [kind]), kind)
+    return getattr(__import__("tinyattn.nn." + module, None, None, [kind]), kind)
 
 
 def build(spec, rng):

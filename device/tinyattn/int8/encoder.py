@@ -9,16 +9,16 @@ QDense. It follows the contract of qlayers: planned once per shape, run with no 
 
 import array
 
-from . import qkernels_attend
-from . import qkernels_norm as nk
-from .encoder import TransformerEncoderLayer
-from .gelu import Gelu
-from .layernorm import LayerNorm
-from .positional import PositionalEmbedding
-from .qattention import QAttention, keep_bytes
-from .qlayers import QActivation, QDense
-from .qnorm import QLayerNorm, QPositional, add_multipliers
-from .qnumbers import dequantize, max_abs, quantize_tensor, scale_for, shape2
+from . import kernels_attend
+from . import kernels_norm as nk
+from ..nn.encoder import TransformerEncoderLayer
+from ..nn.gelu import Gelu
+from ..nn.norm import LayerNorm
+from ..nn.positional import PositionalEmbedding
+from .attention import QAttention, keep_bytes
+from .layers import QActivation, QDense
+from .norm import QLayerNorm, QPositional, add_multipliers
+from .numbers import dequantize, max_abs, quantize_tensor, scale_for, shape2
 
 GELU = "gelu_erf"
 """The QActivation name of the GELU table (made from gelu.Gelu, the erf form)."""
@@ -145,7 +145,7 @@ class QTransformerEncoderLayer:
             h = p["norm1"].plan(first, rows, cols)[0]
             nk.bind_add(self.add2, rows, h, self._plan_ff(h, rows), second)
             y = p["norm2"].plan(second, rows, cols)[0]
-        qkernels_attend.set_keep(p["self_attn"].core, None, self.causal)
+        kernels_attend.set_keep(p["self_attn"].core, None, self.causal)
         self._source, self._out = src, (y, rows, cols)
         return self._out
 
@@ -201,7 +201,7 @@ class QTransformerEncoderLayer:
         key j of sequence b is padding; causal None: the layer's."""
         if x is not self._source or rows != self._rows:
             self.plan(x, rows, cols)
-        qkernels_attend.set_keep(self.parts["self_attn"].core, keep,
+        kernels_attend.set_keep(self.parts["self_attn"].core, keep,
                          self.causal if causal is None else causal)
         self.run()
         return self._out
@@ -230,7 +230,7 @@ class QTransformerEncoderLayer:
     @staticmethod
     def check_spec(where, spec):
         """Each part's description against its int8 layer's FIELDS (act only for GELU)."""
-        from .qcheck import check_layer_spec
+        from .spec import check_layer_spec
 
         for name in spec["parts"]:
             if name not in _PART_KINDS:

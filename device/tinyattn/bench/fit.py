@@ -3,8 +3,8 @@ trial). Kept apart from tinyattn.bench so that a trial loads only what it measur
 
 import gc
 
-from .attention import Attention
-from .rng import Rng
+from ..nn.attention import Attention
+from ..rng import Rng
 
 
 def fits(S, embed_dim=64, num_heads=4, checkpoint=False):

@@ -9,7 +9,7 @@ import gc
 import sys
 import time
 
-from . import __version__
+from .. import __version__
 from .framing import LinkError
 from .records import expect, field, integers, matrix, only, require_finite
 from .wire import (ATTENTION, BAD_VALUE, BENCH, BENCH_BUDGET_MS, CHUNK, FORWARD, FORWARD_INT8,
@@ -57,7 +57,7 @@ def status(session, head, arrays):
 
 def attention(session, head, arrays):
     """One Attention forward with the weights sent; y and optionally the weights A."""
-    from .attention import Attention
+    from ..nn.attention import Attention
 
     only(head, ("E", "H", "S", "bias", "causal", "attention"))
     E, H, S = field(head, "E", "int", low=1), field(head, "H", "int", low=1), \
@@ -87,7 +87,7 @@ def attention(session, head, arrays):
 
 def load_model(session, head, arrays):
     """A Sequential from its config and float32 parameters (named as collect_params)."""
-    from .store import check_arrays, model_from
+    from ..store import check_arrays, model_from
 
     only(head, ("config",))
     config = field(head, "config", "list")
@@ -129,8 +129,8 @@ def train_step(session, head, arrays):
     A step that fails (a non-finite loss or gradient) leaves the weights as they were;
     one whose update is not finite unloads the model rather than keep broken weights.
     """
-    from .model import train_step
-    from .optim import SGD, Adam
+    from ..training import train_step
+    from ..nn.optim import SGD, Adam
 
     only(head, ("optimizer", "lr"))
     kind = field(head, "optimizer", "str", "sgd")
@@ -191,7 +191,7 @@ def bench(session, head, arrays):
 
 def quantize(session, head, arrays):
     """Quantize the loaded model with a calibration batch; reply the int8 model."""
-    from .quant import quantize
+    from ..int8.convert import quantize
 
     only(head, ())
     model = need_model(session)
@@ -202,7 +202,7 @@ def quantize(session, head, arrays):
 
 def load_qmodel(session, head, arrays):
     """An int8 model from its layer descriptions and integer arrays (as QUANTIZE replies)."""
-    from .qcheck import qmodel_from
+    from ..int8.spec import qmodel_from
 
     only(head, ("layers",))
     layers = field(head, "layers", "list")
@@ -273,7 +273,7 @@ def _typecode(buffer):
 
 
 def _weights_finite(model):
-    from .shapes import all_finite
+    from ..nn.checks import all_finite
 
     return all(all_finite(p) for _, p, _ in model.collect_params())
 

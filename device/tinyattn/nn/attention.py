@@ -10,8 +10,8 @@ import math
 from ulab import numpy as np
 
 from .layer import Layer
-from .rng import Rng, keep_threshold
-from .shapes import require_2d, require_rows
+from ..rng import Rng, keep_threshold
+from .checks import require_2d, require_rows
 
 MASKED_SCORE = -1e9
 BLOCK_BYTES = 2048  # the largest temporary a gradient product makes (a block of rows)

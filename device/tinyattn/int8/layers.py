@@ -15,7 +15,7 @@ import array
 from ulab import numpy as np
 
 from . import kernels
-from .qnumbers import int32_bias, int8_weights, multiplier, quantize_tensor
+from .numbers import int32_bias, int8_weights, multiplier, quantize_tensor
 
 _FLIP = bytearray(u ^ 128 for u in range(256))  # int8 <-> offset binary, as a lookup table
 

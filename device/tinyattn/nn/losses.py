@@ -4,7 +4,7 @@ import math
 
 from ulab import numpy as np
 
-from .shapes import require_2d
+from .checks import require_2d
 
 
 def cross_entropy(logits, labels):

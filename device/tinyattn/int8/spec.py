@@ -6,19 +6,19 @@ built model holds (layer.arrays()): the same names, typecodes and shapes, nothin
 Every problem is a ValueError naming the layer and the field or array.
 """
 
-from .wire import MAX_MESSAGE
+from ..link.wire import MAX_MESSAGE
 
 
 def qmodel_from(layers, arrays):
     """A QSequential from layer descriptions and {name: (buffer, typecode, shape)}."""
-    from . import quant
+    from .model import from_description
 
     if not layers:
         raise ValueError("head field 'layers' must list at least one layer")
     for i, spec in enumerate(layers):
         _check_layer(i, spec)
     buffers = dict((name, entry[0]) for name, entry in arrays.items())
-    model = quant.from_description({"layers": layers}, buffers)
+    model = from_description({"layers": layers}, buffers)
     held = []
     for i, layer in enumerate(model.layers):
         if _plain(layer.spec()) != layers[i]:
@@ -45,7 +45,7 @@ def _plain(value):
 
 
 def _check_layer(i, spec):
-    from .quant import layer_kind
+    from .model import layer_kind
 
     kind = spec.get("kind") if isinstance(spec, dict) else None
     cls = layer_kind(kind) if isinstance(kind, str) else None

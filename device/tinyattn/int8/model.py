@@ -1,20 +1,15 @@
-"""Post-training int8 quantization: quantize(model, calibration_x) and the int8 model.
+"""The int8 model: QSequential, the registry of int8 layer kinds, and load(path).
 
-quantize runs the float model on the calibration set, takes max |.| of every layer's input
-and output (and of attention's Q, K, V), and builds the int8 layers of qlayers and
-qattention (qnumbers has the formats). The int8 model takes float input, quantizes it once,
-runs only integer kernels and dequantizes its output; a last Dense (or Attention) keeps its
-int32 accumulator, which is dequantized directly. `save(path)` and `load(path)` use store's
-file format (kind "quantized").
+The int8 model takes float input, quantizes it once, runs only integer kernels and dequantizes
+its output; a last Dense (or Attention) keeps its int32 accumulator, which is dequantized
+directly. `save(path)` and `load(path)` use store's file format (kind "quantized"); convert.py
+makes one from a float model (quantize).
 """
 
-from . import store
-from .attention import Attention
-from .layers import Activation, Dense, GlobalAvgPool, SelfAttention, Sequential, Tokens
-from .qattention import QAttention
-from .qlayers import QActivation, QDense, QGlobalAvgPool, QTokens
-from .qnumbers import (dequantize, fixed_point, int32_bias, int8_weights, max_abs,  # noqa: F401
-                       multiplier, quantize_into, quantize_tensor, scale_for, shape2)
+from .. import store
+from .attention import QAttention
+from .layers import QActivation, QDense, QGlobalAvgPool, QTokens
+from .numbers import dequantize, quantize_into, quantize_tensor, shape2
 
 QUANTIZED = "quantized"
 KINDS = dict((cls.kind, cls) for cls in (QDense, QActivation, QTokens, QGlobalAvgPool, QAttention))
@@ -37,7 +32,7 @@ def _encoder(kind):
     """The qencoder module when `kind` is one of ENCODER_KINDS (registered in KINDS), else None."""
     if kind not in ENCODER_KINDS:
         return None
-    from . import qencoder
+    from . import encoder as qencoder
 
     KINDS.update((cls.kind, cls) for cls in qencoder.LAYERS)
     return qencoder
@@ -136,80 +131,3 @@ def load(path):
         return from_description(meta, dict((name, value) for name, _, value in stored))
     except ValueError as err:
         raise ValueError("%s: %s" % (path, err))
-
-
-# ---- quantize ----------------------------------------------------------------------------
-def quantize(model, calibration_x, seq_len=None):
-    """The int8 version of a trained float model, scales from running calibration_x.
-
-    model: a Sequential (Dense, Activation, Tokens, SelfAttention, GlobalAvgPool, and
-    qencoder's LayerNorm, PositionalEmbedding, Gelu, TransformerEncoderLayer), a Dense, or an
-    Attention (give its seq_len). Returns a QSequential; a lone Dense or Attention
-    becomes a one-layer QSequential (its forward_int and forward are the layer's).
-    """
-    if isinstance(model, Sequential):
-        layers = model.layers
-    elif isinstance(model, (Dense, Attention)):
-        layers = [model]
-    else:
-        raise ValueError("quantize takes a Sequential, Dense or Attention, got %s"
-                         % type(model).__name__)
-    shape2(calibration_x)
-    stats = _calibrate(layers, calibration_x, seq_len)
-    quantized = []
-    s_x = scale_for(stats[0]["in"])
-    for i, (layer, st) in enumerate(zip(layers, stats)):
-        s_y = None if i == len(layers) - 1 else scale_for(st["out"])
-        q = _quantize_layer(layer, st, s_x, s_y, seq_len)
-        quantized.append(q)
-        s_x = q.out_scale()
-    return QSequential(quantized)
-
-
-def _quantize_layer(layer, stats, s_x, s_y, seq_len):
-    qencoder = _encoder(type(layer).__name__)
-    if qencoder is not None:
-        return qencoder.quantize_layer(layer, stats, s_x, s_y)
-    if isinstance(layer, Dense):
-        return QDense.from_float(layer, s_x, s_y)
-    if isinstance(layer, Attention):
-        S = getattr(layer, "seq_len", seq_len)
-        return QAttention.from_float(layer, stats, s_x, s_y, S)
-    if isinstance(layer, Activation):
-        return _quantize_activation(layer, s_x, s_y or scale_for(stats["out"]))
-    if isinstance(layer, Tokens):
-        return QTokens(layer.seq_len, s_x)
-    if isinstance(layer, GlobalAvgPool):
-        s_y = s_y or scale_for(stats["out"])
-        return QGlobalAvgPool(layer.seq_len, multiplier(s_x / layer.seq_len, s_y), s_x, s_y)
-    raise ValueError("cannot quantize a %s layer" % type(layer).__name__)
-
-
-def _quantize_activation(layer, s_x, s_y):
-    """The table of f at every int8 input: table[u] = round(f((u ^ 128) - 128) s_x) / s_y)."""
-    if layer.kind == "relu":
-        s_y = s_x  # max(v, 0) exactly
-    return QActivation.from_float(layer.kind, layer.forward, s_x, s_y)
-
-
-def _calibrate(layers, x, seq_len):
-    """max|.| of every layer's input and output (and Q, K, V of attention)."""
-    stats = []
-    for layer in layers:
-        st = {"in": max_abs(x)}
-        if type(layer).__name__ == "TransformerEncoderLayer":
-            x, extra = _encoder("TransformerEncoderLayer").encoder_stats(layer, x)
-            st.update(extra)
-            stats.append(st)
-            continue
-        if isinstance(layer, Attention) and not isinstance(layer, SelfAttention):
-            if seq_len is None:
-                raise ValueError("quantizing an Attention needs its seq_len")
-            x = layer.forward(x, seq_len)
-        else:
-            x = layer.forward(x)
-        if isinstance(layer, Attention):
-            st.update(layer.calibration_stats())
-        st["out"] = max_abs(x)
-        stats.append(st)
-    return stats

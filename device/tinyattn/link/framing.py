@@ -3,7 +3,7 @@
 import struct
 import time
 
-from .crc import crc32
+from ..crc import crc32
 from .wire import (BAD_CRC, CHUNK, ERROR, HEADER, HEADER_FORMAT, MAGIC, MORE, OVERSIZED,
                    REPLY_CHUNK, TRUNCATED)
 

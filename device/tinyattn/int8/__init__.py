@@ -1,0 +1,18 @@
+"""The int8 path (was tinyattn.quant): quantize a trained float model, load a saved int8 one.
+
+Each function imports its module on first call, so `import tinyattn.int8` costs nothing more."""
+
+
+def quantize(model, calibration_x, seq_len=None):
+    """The int8 QSequential of a trained float model, scales from running calibration_x
+    (int8/convert.py)."""
+    from .convert import quantize
+
+    return quantize(model, calibration_x, seq_len)
+
+
+def load(path):
+    """The int8 model saved at `path` by QSequential.save (int8/model.py)."""
+    from .model import load
+
+    return load(path)

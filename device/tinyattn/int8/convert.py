@@ -1,0 +1,92 @@
+"""Post-training int8 quantization: quantize(model, calibration_x) -> the int8 model.
+
+quantize runs the float model on the calibration set, takes max |.| of every layer's input
+and output (and of attention's Q, K, V), and builds the int8 layers of int8/layers.py and
+int8/attention.py (int8/numbers.py has the formats), in a QSequential (int8/model.py).
+Not named quantize.py: importing a submodule sets the package's attribute of its name, which
+would hide the function tinyattn.int8.quantize.
+"""
+
+from ..nn.attention import Attention
+from ..nn.layers import Activation, Dense, GlobalAvgPool, SelfAttention, Tokens
+from ..nn.sequential import Sequential
+from .attention import QAttention
+from .layers import QActivation, QDense, QGlobalAvgPool, QTokens
+from .model import QSequential, _encoder
+from .numbers import max_abs, multiplier, scale_for, shape2
+
+
+def quantize(model, calibration_x, seq_len=None):
+    """The int8 version of a trained float model, scales from running calibration_x.
+
+    model: a Sequential (Dense, Activation, Tokens, SelfAttention, GlobalAvgPool, and
+    qencoder's LayerNorm, PositionalEmbedding, Gelu, TransformerEncoderLayer), a Dense, or an
+    Attention (give its seq_len). Returns a QSequential; a lone Dense or Attention
+    becomes a one-layer QSequential (its forward_int and forward are the layer's).
+    """
+    if isinstance(model, Sequential):
+        layers = model.layers
+    elif isinstance(model, (Dense, Attention)):
+        layers = [model]
+    else:
+        raise ValueError("quantize takes a Sequential, Dense or Attention, got %s"
+                         % type(model).__name__)
+    shape2(calibration_x)
+    stats = _calibrate(layers, calibration_x, seq_len)
+    quantized = []
+    s_x = scale_for(stats[0]["in"])
+    for i, (layer, st) in enumerate(zip(layers, stats)):
+        s_y = None if i == len(layers) - 1 else scale_for(st["out"])
+        q = _quantize_layer(layer, st, s_x, s_y, seq_len)
+        quantized.append(q)
+        s_x = q.out_scale()
+    return QSequential(quantized)
+
+
+def _quantize_layer(layer, stats, s_x, s_y, seq_len):
+    qencoder = _encoder(type(layer).__name__)
+    if qencoder is not None:
+        return qencoder.quantize_layer(layer, stats, s_x, s_y)
+    if isinstance(layer, Dense):
+        return QDense.from_float(layer, s_x, s_y)
+    if isinstance(layer, Attention):
+        S = getattr(layer, "seq_len", seq_len)
+        return QAttention.from_float(layer, stats, s_x, s_y, S)
+    if isinstance(layer, Activation):
+        return _quantize_activation(layer, s_x, s_y or scale_for(stats["out"]))
+    if isinstance(layer, Tokens):
+        return QTokens(layer.seq_len, s_x)
+    if isinstance(layer, GlobalAvgPool):
+        s_y = s_y or scale_for(stats["out"])
+        return QGlobalAvgPool(layer.seq_len, multiplier(s_x / layer.seq_len, s_y), s_x, s_y)
+    raise ValueError("cannot quantize a %s layer" % type(layer).__name__)
+
+
+def _quantize_activation(layer, s_x, s_y):
+    """The table of f at every int8 input: table[u] = round(f((u ^ 128) - 128) s_x) / s_y)."""
+    if layer.kind == "relu":
+        s_y = s_x  # max(v, 0) exactly
+    return QActivation.from_float(layer.kind, layer.forward, s_x, s_y)
+
+
+def _calibrate(layers, x, seq_len):
+    """max|.| of every layer's input and output (and Q, K, V of attention)."""
+    stats = []
+    for layer in layers:
+        st = {"in": max_abs(x)}
+        if type(layer).__name__ == "TransformerEncoderLayer":
+            x, extra = _encoder("TransformerEncoderLayer").encoder_stats(layer, x)
+            st.update(extra)
+            stats.append(st)
+            continue
+        if isinstance(layer, Attention) and not isinstance(layer, SelfAttention):
+            if seq_len is None:
+                raise ValueError("quantizing an Attention needs its seq_len")
+            x = layer.forward(x, seq_len)
+        else:
+            x = layer.forward(x)
+        if isinstance(layer, Attention):
+            st.update(layer.calibration_stats())
+        st["out"] = max_abs(x)
+        stats.append(st)
+    return stats

@@ -1,0 +1,67 @@
+"""Sequential: layers applied in order, built from and saved as a config of layer entries."""
+
+import gc
+
+from ..rng import Rng
+from .layer import Layer, build
+
+
+class Sequential(Layer):
+    """Layers applied in order; backward runs them in reverse. `layers` is a plain list."""
+
+    def __init__(self, layers):
+        self.layers = list(layers) if isinstance(layers, (list, tuple)) else None
+        for layer in self.layers or [None]:
+            if not all(hasattr(layer, m) for m in ("forward", "backward", "collect_params")):
+                raise ValueError("layers must be a list of layers (Dense, SelfAttention, ...), "
+                                 "got %r" % (layers,))
+
+    def forward(self, x, training=False):
+        """The output of the last layer."""
+        for layer in self.layers:
+            x = layer.forward(x, training)
+        return x
+
+    def backward(self, grad_out):
+        """Backpropagate grad_out through every layer; returns the input's gradient."""
+        for layer in reversed(self.layers):
+            grad_out = layer.backward(grad_out)
+        return grad_out
+
+    def collect_params(self):
+        """(name, param, grad) of every layer, named "<layer index>.<name>", e.g. "0.W"."""
+        groups = []
+        for i, layer in enumerate(self.layers):
+            for name, param, grad in layer.collect_params():
+                groups.append(("%d.%s" % (i, name), param, grad))
+        return groups
+
+    def clear_caches(self):
+        """Drop what every layer kept for backward."""
+        for layer in self.layers:
+            layer.clear_caches()
+
+    def num_params(self):
+        """How many numbers the parameters hold."""
+        return sum(p.size for _, p, _ in self.collect_params())
+
+    def config(self):
+        """The list of the layers' configs."""
+        return [layer.config() for layer in self.layers]
+
+    @staticmethod
+    def from_config(config, seed=None):
+        """A Sequential built from `config()` output (fresh weights from `seed`); ValueError
+        naming the config entry that is not a valid one."""
+        if not isinstance(config, (list, tuple)) or not config:
+            raise ValueError("config must be a non-empty list of layer entries, got %r"
+                             % (config,))
+        rng = Rng(seed)
+        layers = []
+        for i, spec in enumerate(config):
+            gc.collect()  # each layer's arrays go to the lowest free heap, not between garbage
+            try:
+                layers.append(build(spec, rng))
+            except (TypeError, ValueError) as err:
+                raise ValueError("config entry %d: %r: %s" % (i, spec, err))
+        return Sequential(layers)
