@@ -27,10 +27,10 @@ import numpy as np
 from tinyattn_host import modelfile
 from tinyattn_host.reference import int8 as ref
 from tinyattn_host.reference import int8_encoder as qref
-from tinyattn_host.reference.attention import attention_forward
 from tinyattn_host.reference.encoder import (ff_activation_forward, gelu_forward,
                                              layernorm_forward)
-from tinyattn_host.reference.layers import ATTENTION_PARAMS, activation_forward, dense_forward
+from tinyattn_host.reference.attention import ATTENTION_PARAMS, attention_forward
+from tinyattn_host.reference.layers import activation_forward, dense_forward
 from tinyattn_host.reference.sequential import int8_layers, sequential_forward
 
 GELU = "gelu_erf"  # the table's name for the erf GELU (qencoder.GELU)

@@ -19,7 +19,7 @@ from board_cases import board_test
 from checks import f32
 from tinyattn_host.reference import attention_forward
 from tinyattn_host.reference import int8 as ref
-from tinyattn_host.reference.layers import ATTENTION_PARAMS
+from tinyattn_host.reference.attention import ATTENTION_PARAMS
 from tinyattn_host.reference.sequential import int8_forward, sequential_forward
 from tinyattn_host.reference.training import split_indices, standardize
 from tinyattn_host.reference.training import train as train_reference

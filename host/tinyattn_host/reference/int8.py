@@ -244,8 +244,9 @@ def worst_case_score_rows(rows, keys, head_dim):
 # ---- each kind's int8 layer: from the device's spec and arrays, and run (reference/kinds.py)
 def dense_layer(spec, arrays, p):
     """Dense: {"W" (out, in), "b", "mult", "lo"} from the arrays named p + <name>."""
-    return {"kind": spec["kind"], "W": np.asarray(arrays[p + "W"]).reshape(spec["out"], spec["in"]),
-            "b": _optional(arrays, p + "b"), "mult": _mult(spec["mult"]), "lo": spec.get("lo", -128)}
+    W = np.asarray(arrays[p + "W"]).reshape(spec["out"], spec["in"])
+    return {"kind": spec["kind"], "W": W, "b": _optional(arrays, p + "b"),
+            "mult": _mult(spec["mult"]), "lo": spec.get("lo", -128)}
 
 
 def dense_run(x, layer):
