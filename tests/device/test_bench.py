@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from tinyattn_host.__main__ import main as tinyattn_host_main
 from tinyattn_host.bench import bench, benchreport
 from tinyattn_host.virtual import unixport
 from tinyattn_host.virtual.unixport import DEVICE_DIR
@@ -35,8 +36,8 @@ def _records(out):
 def test_quick_bench_writes_its_section_json_and_plot(tmp_path, capsys):
     doc = tmp_path / "performance.md"
     doc.write_text(benchreport.INTRO + "\n" + OTHER)
-    assert bench.main(["--quick", "--out", str(tmp_path), "--doc", str(doc),
-                       "--repeats", "3"]) == 0
+    assert tinyattn_host_main(["bench", "--quick", "--out", str(tmp_path), "--doc", str(doc),
+                               "--repeats", "3"]) == 0
     results = json.loads((tmp_path / "bench.json").read_text())
     header = results["header"]
     assert header["interpreter"].startswith("micropython ")
@@ -151,8 +152,8 @@ def test_bench_on_a_board_deploys_the_bench_and_measures_in_its_heap(virtual_boa
     """`make bench PORT=...` on the virtual board: the bench package is deployed with the
     core, its records stream over the REPL, the largest S is searched in the board's heap."""
     doc = tmp_path / "performance.md"
-    assert bench.main(["--port", virtual_board.port, "--quick", "--out", str(tmp_path),
-                       "--doc", str(doc), "--repeats", "3"]) == 0
+    assert tinyattn_host_main(["bench", "--port", virtual_board.port, "--quick",
+                               "--out", str(tmp_path), "--doc", str(doc), "--repeats", "3"]) == 0
     lib = virtual_board.flash_dir / "lib" / "tinyattn"
     assert {"__init__.mpy", "fit.mpy", "plan.mpy"} <= {p.name for p in (lib / "bench").iterdir()}
     results = json.loads((tmp_path / "bench.json").read_text())

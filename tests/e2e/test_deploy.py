@@ -159,4 +159,4 @@ def test_mpy_files_for_the_esp32s3_are_xtensawin():
             assert (data[2] >> 2, data[2] & 3) == (10, 3), name
         else:
             assert data[2] == 0, name  # bytecode only: no arch, loads anywhere
-    assert "kernels.mpy" in native
+    assert "int8/kernels.mpy" in native
