@@ -27,6 +27,8 @@ help:
 	@echo "make demo [PORT=...] [EPOCHS=100] [REPORT=dir]   tinyattn.demo() on the board;"
 	@echo "             REPORT: its training curve"
 	@echo "make bench [PORT=...] [BENCH_OUT=build/bench]   speed and memory tables, JSON, PNG"
+	@echo "             (each target runs .venv/bin/python -m tinyattn_host <command>; --help lists"
+	@echo "             every command, the ones without a target too)"
 	@echo ""
 	@echo "PORT         a serial port (/dev/ttyACM0), auto (the one ESP32-S3 on USB) or virtual;"
 	@echo "             without it: the one board attached, else the virtual board"
