@@ -9,7 +9,8 @@ FIRMWARE ?=
 BAUD     ?= 460800
 VIRTUAL_FLASH ?= build/virtual-flash
 
-.PHONY: help venv check-python objdump test test-board clean flash deploy repl run demo bench devs
+.PHONY: help venv check-python objdump qemu test test-board clean flash deploy repl run demo \
+	bench emulate devs
 
 help:
 	@echo "make test     set up $(VENV) and run the whole test suite (the device cases on"
@@ -22,11 +23,14 @@ help:
 	@echo "             check, erase and write an ESP32-S3 firmware with ulab, then deploy"
 	@echo "make deploy [PORT=...]   compile device/ and copy it to /lib/tinyattn"
 	@echo "make repl [PORT=...]     deploy if needed, then mpremote's REPL on the board"
-	@echo "make run [PORT=...] [BATCH=16] [REPORT=dir]   Iris batches on the board, checked"
-	@echo "             against the NumPy reference; REPORT: summary.json and PNG plots"
+	@echo "make run [PORT=...] [BATCH=16] [REPORT=dir] [HEAP=300k]   Iris batches on the board,"
+	@echo "             checked against the NumPy reference; REPORT: summary.json and PNG plots;"
+	@echo "             HEAP: the virtual board's heap (300k: a board without PSRAM)"
 	@echo "make demo [PORT=...] [EPOCHS=100] [REPORT=dir]   tinyattn.demo() on the board;"
 	@echo "             REPORT: its training curve"
 	@echo "make bench [PORT=...] [BENCH_OUT=build/bench]   speed and memory tables, JSON, PNG"
+	@echo "make emulate  the int8 kernels' ESP32-S3 machine code in qemu-system-xtensa: checked"
+	@echo "             bit for bit, executed instructions per MAC into docs/performance.md"
 	@echo "             (each target runs .venv/bin/python -m tinyattn_host <command>; --help lists"
 	@echo "             every command, the ones without a target too)"
 	@echo ""
@@ -39,6 +43,8 @@ help:
 	@echo "MICROPYTHON  the unix-port interpreter for the tests and the virtual board"
 	@echo "             (default: the one pip installs in $(VENV))"
 	@echo "VIRTUAL_FLASH  the folder that is the virtual board's flash (now: $(VIRTUAL_FLASH))"
+	@echo "VIRTUAL_HEAP   the virtual board's heap for every command, e.g. 300k (default: 64m"
+	@echo "             with the ulab stand-in, the interpreter's own with a real ulab)"
 
 # PYTHON=... on the command line: $(VENV) must be made by that interpreter; one made by
 # another is removed and made again (without PYTHON=..., $(VENV) keeps the one that made it).
@@ -74,7 +80,15 @@ objdump:
 	  && apt-get update -qq && apt-get install -y -qq binutils-xtensa-lx106 >/dev/null; } \
 	  || echo "note: no $(OBJDUMP): chip-cost tests skip (apt-get install binutils-xtensa-lx106)"
 
-test: $(STAMP) objdump
+# The emulator that runs the kernels' xtensawin code (tinyattn_host.emulator; its tests skip
+# without it): Debian's qemu-system-misc, installed the same way.
+QEMU_XTENSA := qemu-system-xtensa
+qemu:
+	@command -v $(QEMU_XTENSA) >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+	  && apt-get update -qq && apt-get install -y -qq qemu-system-misc >/dev/null; } \
+	  || echo "note: no $(QEMU_XTENSA): emulator tests skip (apt-get install qemu-system-misc)"
+
+test: $(STAMP) objdump qemu
 	$(BIN)/python -m pytest -n 2 -m "not board" $(PYTEST_ARGS)
 	$(MAKE) test-board PORT=virtual
 
@@ -96,15 +110,20 @@ deploy: $(STAMP)
 
 run: $(STAMP)
 	$(BIN)/python -m tinyattn_host run $(if $(PORT),--port $(PORT)) \
-	  $(if $(BATCH),--batch-size $(BATCH)) $(if $(REPORT),--report $(REPORT))
+	  $(if $(BATCH),--batch-size $(BATCH)) $(if $(REPORT),--report $(REPORT)) \
+	  $(if $(HEAP),--heap $(HEAP))
 
 demo: $(STAMP)
 	$(BIN)/python -m tinyattn_host demo $(if $(PORT),--port $(PORT)) --flash $(VIRTUAL_FLASH) \
 	  $(if $(EPOCHS),--epochs $(EPOCHS)) $(if $(REPORT),--report $(REPORT))
 
-bench: $(STAMP) objdump
+bench: $(STAMP) objdump qemu
 	$(BIN)/python -m tinyattn_host bench $(if $(PORT),--port $(PORT)) \
 	  $(if $(BENCH_OUT),--out $(BENCH_OUT))
+
+emulate: $(STAMP) objdump qemu
+	$(BIN)/python -m pytest -p no:xdist tests/emulator $(PYTEST_ARGS)
+	$(BIN)/python -m tinyattn_host emulate --doc docs/performance.md
 
 repl: $(STAMP)
 	$(BIN)/python -m tinyattn_host repl $(if $(PORT),--port $(PORT)) --flash $(VIRTUAL_FLASH)

@@ -10,6 +10,12 @@ from tinyattn_host import protocol as P
 from tinyattn_host.checks.run_check import IRIS_CONFIG
 
 W = P.wire
+REQUESTS = [kind for kind in P.MESSAGES if kind not in (P.EXIT, P.ACK, P.ERROR)]
+LENIENT = [b'{"a":}', b'{"a" 1}', b'{,}', b'{"a":1,}', b'{"attention": true,}', b'{"a"}',
+           b'{"lr": 0.1 "optimizer": "sgd"}', b'{"batch": 01}', b'{1: 2}', b'{"x": [1 2]}',
+           b'{"x": [1,,2]}', b'{"s": "\\x"}', b'{"s": "\x01"}', b'{"a": 1.}',
+           b'{"arrays": [["x" "f" [1, 4]]]}', b'{"a": [:]}']
+"""JSON heads that MicroPython's own json.loads takes (',' and ':' are blanks to it)."""
 
 
 def record(head_bytes, blob=b""):
@@ -62,7 +68,7 @@ class Fuzz:
         return P.MAGIC + fields + bytes(4), "OVERSIZED"
 
     def unknown_type(self):
-        kind = self.pick([0x00, 0x06, 0x0F, 0x11, 0x25, 0x2F, 0x33, 0x7F, 0x81, 0xA1, 0xFF])
+        kind = self.pick([0x00, 0x08, 0x0F, 0x11, 0x25, 0x2F, 0x33, 0x7F, 0x81, 0xA1, 0xFF])
         return P.frame(kind, self.next_seq(), P.encode()), "UNKNOWN_TYPE"
 
     def garbage(self):
@@ -83,10 +89,11 @@ class Fuzz:
         return self.message(P.FORWARD, struct.pack("<H", size) + b"{}"), "BAD_PAYLOAD"
 
     def not_json(self):
+        """A head that is not JSON, for any request: BAD_PAYLOAD whatever else is wrong."""
         junk = self.rng.integers(0, 256, int(self.rng.integers(1, 40))).astype(np.uint8)
         text = self.pick([junk.tobytes(), b"{", b'{"x": }', b"{'a': 1}", b'{"lr": NaN}',
-                          b"[" * 200, b'{"a": "\\ud800', b"\xff\xfe{}"])
-        return self.message(P.FORWARD, record(text)), "BAD_PAYLOAD"
+                          b"[" * 200, b'{"a": "\\ud800', b"\xff\xfe{}"] + LENIENT)
+        return self.message(self.pick(REQUESTS), record(text)), "BAD_PAYLOAD"
 
     def head_not_object(self):
         text = self.pick([b"[]", b"5", b'"head"', b"null", b"true", b"[1, 2]", b"-0.5"])
@@ -285,10 +292,32 @@ class Fuzz:
         head = {"layers": layers}
         return self.request(P.LOAD_QMODEL, head, arrays), error
 
+    def bad_transfer(self):
+        """A PART without its TRANSFER, or a TRANSFER that cannot be (docs/protocol.md)."""
+        case = int(self.rng.integers(6))
+        if case == 0:
+            return P.frame(P.PART, self.next_seq(), bytes(int(self.rng.integers(1, 100))),
+                           self.pick([0, P.MORE])), "BAD_PAYLOAD"
+        if case == 1:
+            return self.request(P.TRANSFER, {"type": P.FORWARD, "bytes": 1 << 40, "crc": 0}), \
+                "NO_MEMORY"
+        head = {"type": P.FORWARD, "bytes": 100, "crc": 0}
+        if case == 2:
+            head["type"] = self.pick([P.EXIT, P.TRANSFER, 0x08, -1, 256, "FORWARD"])
+        elif case == 3:
+            head["bytes"] = self.pick([0, -5, 1.5, None])
+        elif case == 4:
+            head["crc"] = self.pick([-1, 1 << 32, "0"])
+        elif self.rng.integers(2):
+            head.pop(self.pick(["type", "bytes", "crc"]))
+        else:
+            head["extra"] = 1
+        return self.request(P.TRANSFER, head), "BAD_VALUE"
+
     def makers(self):
         return [self.bad_crc, self.oversized, self.unknown_type, self.garbage,
                 self.abandoned_chunk, self.short_record, self.head_past_the_record,
                 self.not_json, self.head_not_object, self.bad_array_list,
                 self.bytes_do_not_add_up, self.bad_head_field, self.bad_train_step,
                 self.bad_batch, self.bad_int8_batch, self.bad_attention, self.bad_config,
-                self.bad_qmodel]
+                self.bad_qmodel, self.bad_transfer]

@@ -28,3 +28,17 @@ def crc32_table(data, crc=0):
 
 if crc32 is None:
     crc32 = crc32_table
+
+
+def crc32_file(f, length, chunk=256):
+    """CRC-32 of the next `length` bytes of the open file f, read `chunk` bytes at a time
+    (bounded memory, whatever the file's size); OSError when the file ends sooner."""
+    view = memoryview(bytearray(chunk))
+    crc = 0
+    while length > 0:
+        got = f.readinto(view[:min(chunk, length)])
+        if not got:
+            raise OSError("the file ended %d bytes early" % length)
+        crc = crc32(view[:got], crc)
+        length -= got
+    return crc

@@ -17,6 +17,9 @@ Format version 1, little-endian, readable with NumPy alone (tinyattn_host.modelf
       data   prod(dims) * itemsize bytes, row-major
     crc      u32      CRC-32 (zlib's) of every byte before it
     end      4 bytes  b"END."
+
+read_file checks the CRC-32 before it decodes anything: a damaged file is reported as
+"corrupt", a short one as "truncated at byte N", each naming the file.
 """
 
 import array
@@ -26,7 +29,7 @@ import struct
 
 from ulab import numpy as np
 
-from .crc import crc32
+from .crc import crc32, crc32_file
 from .link.wire import FILE_END as END
 from .link.wire import FILE_MAGIC as MAGIC
 from .link.wire import FILE_SEQUENTIAL
@@ -64,8 +67,11 @@ def load(path):
     stored = dict((name, value) for name, _, value in arrays)
     shapes = dict((name, shape if _is_float(value) else "integer")
                   for name, shape, value in arrays)
+    def fill(name, param):
+        param[:] = stored[name]
+
     try:
-        return model_from(meta["config"], shapes, stored.get)
+        return model_from(meta["config"], shapes, fill)
     except ValueError as err:
         raise ValueError("%s: %s" % (path, err))
 
@@ -85,18 +91,18 @@ def check_arrays(config, shapes):
                              % (name, shape, shapes[name]))
 
 
-def model_from(config, shapes, value):
+def model_from(config, shapes, fill):
     """A Sequential from its config and named float32 arrays.
 
     shapes: {name: shape} of the arrays at hand, checked against the config before anything
-    is allocated (check_arrays); value(name) then gives each one as a ulab array.
+    is allocated (check_arrays); fill(name, param) then writes each one into its parameter.
     """
     from .nn.sequential import Sequential
 
     check_arrays(config, shapes)
     model = Sequential.from_config(config, seed=0)
     for name, param, _ in model.collect_params():
-        param[:] = value(name)
+        fill(name, param)
     return model
 
 
@@ -132,37 +138,72 @@ def read_file(path):
     """(kind, meta, arrays) from a file written by write_file.
 
     arrays is a list of (name, shape, value): a ulab float array for float32 data, a flat
-    array.array otherwise. Raises ValueError for a foreign, truncated, corrupt or
-    wrong-version file.
+    array.array otherwise. Raises ValueError naming the file and the damage for a foreign,
+    truncated, corrupt or wrong-version file: the CRC-32 is checked (reading the file in
+    small pieces) before any of it is decoded, and a file without its end marker is walked,
+    decoding nothing, to where it breaks off.
     """
     size = os.stat(path)[6]
     with open(path, "rb") as f:
         src = _Reader(f, path, size)
         if size < len(MAGIC) or f.read(len(MAGIC)) != MAGIC:
             raise ValueError("%s is not a tinyattn model file (no TINYATTN magic)" % path)
-        src.crc = crc32(MAGIC)
         src.offset = len(MAGIC)
         version = src.unpack("<H")
+        sealed = _sealed(f, size)
         if version != VERSION:
-            raise ValueError("%s has format version %d; this tinyattn reads version %d"
-                             % (path, version, VERSION))
-        kind = src.text("<H")
-        text = src.text("<I")  # a file cut here is "truncated", not bad JSON
+            raise ValueError("%s has format version %d; this tinyattn reads version %d%s"
+                             % (path, version, VERSION, "" if sealed else
+                                " (or the file is corrupt: its CRC-32 does not match)"))
+        if sealed is False:
+            raise ValueError("%s is corrupt: CRC mismatch (the checksum in its last 8 bytes "
+                             "is not the CRC-32 of the %d before them)" % (path, size - 8))
+        f.seek(src.offset)
+        if sealed is None:
+            raise ValueError(_unended(src))
+        kind, meta, arrays = _contents(src, True)
+        if src.offset != size - 8:
+            raise ValueError("%s: its arrays end at byte %d, its CRC-32 is at byte %d"
+                             % (path, src.offset, size - 8))
+    return kind, meta, arrays
+
+
+def _sealed(f, size):
+    """True when the file ends in its CRC-32 and b"END.", False when the end marker is there
+    and the CRC does not match, None when there is no end marker."""
+    if size < len(MAGIC) + 2 + 8:
+        return None
+    f.seek(size - 8)
+    stored, end = struct.unpack("<I", f.read(4))[0], f.read(4)
+    if end != END:
+        return None
+    f.seek(0)
+    return crc32_file(f, size - 8) == stored
+
+
+def _contents(src, decode):
+    """(kind, meta, arrays) read from src; with decode False nothing is decoded or kept, only
+    the lengths followed (a truncated file says where it breaks off)."""
+    kind = src.text("<H", decode)
+    text = src.text("<I", decode)  # a file cut here is "truncated", not bad JSON
+    meta = None
+    if decode:
         try:
             meta = json.loads(text)
         except ValueError:
-            raise ValueError("%s: the meta block is not valid JSON" % path)
-        arrays = [_read_array(src) for _ in range(src.unpack("<H"))]
-        crc = src.crc
-        stored_crc = src.unpack("<I")
-        if src.take(4) != END:
-            raise ValueError("%s: no end marker where it should be (corrupt file)" % path)
-        if stored_crc != crc:
-            raise ValueError("%s: checksum mismatch (corrupt file)" % path)
-        if src.offset != size:
-            raise ValueError("%s: %d unexpected bytes after the end marker"
-                             % (path, size - src.offset))
+            raise ValueError("%s: the meta block is not valid JSON" % src.path)
+    arrays = [_read_array(src, decode) for _ in range(src.unpack("<H"))]
     return kind, meta, arrays
+
+
+def _unended(src):
+    """What is wrong with a file that has no end marker: where it breaks off, or the bytes
+    after its end marker, or a damaged end."""
+    _contents(src, False)
+    src.take(4)  # the CRC-32
+    if src.take(4) != END:
+        return "%s is corrupt: no end marker (b'END.') at byte %d" % (src.path, src.offset - 4)
+    return "%s: %d unexpected bytes after the end marker" % (src.path, src.size - src.offset)
 
 
 class _Writer:
@@ -210,27 +251,29 @@ def _write_array(out, name, value, code=None, shape=None):
 class _Reader:
     def __init__(self, f, path, size):
         self.f, self.path, self.size = f, path, size
-        self.crc = 0
         self.offset = 0
 
-    def take(self, n):
+    def take(self, n, keep=True):
+        """The next n bytes (None when not `keep`: skipped), within the file's length."""
         if n > self.size - self.offset:
-            raise ValueError("%s is truncated: %d bytes needed at offset %d, the file has %d"
-                             % (self.path, n, self.offset, self.size))
-        data = self.f.read(n)
-        self.crc = crc32(data, self.crc)
+            raise ValueError("%s is truncated at byte %d: %d bytes needed from byte %d"
+                             % (self.path, self.size, n, self.offset))
         self.offset += n
-        return data
+        if not keep:
+            self.f.seek(self.offset)
+            return None
+        return self.f.read(n)
 
     def unpack(self, fmt):
         return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
 
-    def text(self, length_format):
-        return str(self.take(self.unpack(length_format)), "utf-8")
+    def text(self, length_format, decode=True):
+        data = self.take(self.unpack(length_format), decode)
+        return str(data, "utf-8") if decode else None
 
 
-def _read_array(src):
-    name = src.text("<H")
+def _read_array(src, decode=True):
+    name = src.text("<H", decode)
     code = chr(src.take(1)[0])
     if code not in ITEMSIZE:
         raise ValueError("%s: array %s has unknown dtype %r" % (src.path, name, code))
@@ -243,8 +286,10 @@ def _read_array(src):
                          % (src.path, name, shape))
     nbytes = _count(shape) * ITEMSIZE[code]
     if nbytes > src.size - src.offset:
-        raise ValueError("%s is truncated: array %s of shape %r needs %d bytes, %d are left"
-                         % (src.path, name, shape, nbytes, src.size - src.offset))
+        raise ValueError("%s is truncated at byte %d: array %s of shape %r needs %d bytes "
+                         "from byte %d" % (src.path, src.size, name, shape, nbytes, src.offset))
+    if not decode:
+        return src.take(nbytes, False)
     if code != "f":
         return name, shape, array.array(code, src.take(nbytes))
     if ndim == 1:

@@ -32,6 +32,9 @@ def _run(p):
     p.add_argument("--deploy", choices=("auto", "always", "never"), default="auto",
                    help="copy device/tinyattn to the board: when its version differs (auto)")
     p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--heap", metavar="SIZE",
+                   help="the virtual board's heap, e.g. 300k: a board without PSRAM "
+                        "(default: $VIRTUAL_HEAP, else the interpreter's)")
     p.add_argument("--digits-rows", type=int, metavar="N",
                    help="digits test rows to send (default all; 64 on the ulab stand-in); "
                         "0: no digits check")
@@ -86,9 +89,15 @@ def _chipcost(p):
                    help="MACs per iteration of NAME's inner loop (default: its multiplies)")
 
 
+def _emulate(p):
+    p.add_argument("--doc", help="a markdown page to put the section into "
+                                 "(make emulate: docs/performance.md)")
+
+
 def _virtual_board(p):
     p.add_argument("--flash", help="folder that plays the flash (default: a temporary one)")
-    p.add_argument("--heap", help="MicroPython heap size, for example 2m")
+    p.add_argument("--heap", help="MicroPython heap size, for example 300k (a board without "
+                                  "PSRAM) or 8m (default: $VIRTUAL_HEAP)")
     p.add_argument("--uart", action="store_true",
                    help="a stdin that drops what overflows a UART's ring buffer, as an "
                         "ESP32's UART does (uart_board.py)")
@@ -110,7 +119,10 @@ def _check_model(p):
     _port(p)
     p.add_argument("model", help="a tinyattn model file")
     p.add_argument("inputs", help=".npy of input rows (rows, features)")
+    p.add_argument("--expect", metavar="OUT.npy",
+                   help="the outputs PyTorch gave for the same inputs: compared as well")
     p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--heap", help="a virtual board's heap, e.g. 8m (a PSRAM board)")
 
 
 def _nothing(p):
@@ -137,6 +149,8 @@ COMMANDS = {
                       _virtual_board, "virtual.serve:virtual_board_command"),
     "chipcost": ("instructions per MAC of the viper loops in a file, from its xtensawin code",
                  _chipcost, "chipcost.chipcost:chipcost_command"),
+    "emulate": ("the int8 kernels' xtensawin code in qemu-system-xtensa: executed "
+                "instructions per MAC (make emulate)", _emulate, "emulator.counts:emulate_command"),
     "digits": ("train the digits model on the host and print its test accuracy",
                _nothing, "digits:digits_command"),
     "mip-package": ("rewrite package.json and package-bench.json (mip's manifests)",

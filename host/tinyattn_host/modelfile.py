@@ -26,7 +26,11 @@ class ModelFileError(InputError):
 
 
 def read_model(path):
-    """(kind, meta, arrays) from a model file; arrays is {name: ndarray} in file order."""
+    """(kind, meta, arrays) from a model file; arrays is {name: ndarray} in file order.
+
+    The CRC-32 is checked before anything is decoded: a damaged file is "corrupt", a short one
+    "truncated at byte N", each a ModelFileError naming the file.
+    """
     path = os.fspath(path)
     data = open(path, "rb").read()
     if data[:len(MAGIC)] != MAGIC:
@@ -36,8 +40,8 @@ def read_model(path):
     def take(n):
         nonlocal pos
         if n > len(data) - pos:
-            raise ModelFileError("%s is truncated: %d bytes needed at offset %d, the file has %d"
-                                 % (path, n, pos, len(data)))
+            raise ModelFileError("%s is truncated at byte %d: %d bytes needed from byte %d"
+                                 % (path, len(data), n, pos))
         pos += n
         return data[pos - n:pos]
 
@@ -45,18 +49,19 @@ def read_model(path):
         return struct.unpack(fmt, take(struct.calcsize(fmt)))[0]
 
     version = unpack("<H")
+    sealed = _sealed(data)
     if version != VERSION:
-        raise ModelFileError("%s has format version %d; this reader reads version %d"
-                             % (path, version, VERSION))
-    kind = take(unpack("<H")).decode("ascii")
+        raise ModelFileError("%s has format version %d; this reader reads version %d%s"
+                             % (path, version, VERSION, "" if sealed else
+                                " (or the file is corrupt: its CRC-32 does not match)"))
+    if sealed is False:
+        raise ModelFileError("%s is corrupt: CRC mismatch (the checksum in its last 8 bytes is "
+                             "not the CRC-32 of the %d before them)" % (path, len(data) - 8))
+    kind = take(unpack("<H"))
     raw_meta = take(unpack("<I"))
-    try:
-        meta = json.loads(raw_meta.decode("utf-8"))
-    except ValueError as err:  # JSON and UTF-8 errors alike
-        raise ModelFileError("%s: the meta block is not valid JSON (%s)" % (path, err))
     arrays = {}
     for _ in range(unpack("<H")):
-        name = take(unpack("<H")).decode("ascii")
+        name = take(unpack("<H"))
         code = take(1).decode("ascii", "replace")
         if code not in DTYPES:
             raise ModelFileError("%s: array %s has unknown dtype %r" % (path, name, code))
@@ -64,19 +69,30 @@ def read_model(path):
         if ndim not in (1, 2):
             raise ModelFileError("%s: array %s has %d dimensions, not 1 or 2" % (path, name, ndim))
         shape = tuple(unpack("<I") for _ in range(ndim))
-        dtype = DTYPES[code]
-        raw = take(int(np.prod(shape)) * dtype.itemsize)
-        arrays[name] = np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
-    crc = zlib.crc32(data[:pos])
-    stored = unpack("<I")
+        arrays[name] = (DTYPES[code], shape, take(int(np.prod(shape)) * DTYPES[code].itemsize))
+    take(4)  # the CRC-32
     if take(4) != END:
-        raise ModelFileError("%s: no end marker where it should be (corrupt file)" % path)
-    if stored != crc:
-        raise ModelFileError("%s: checksum mismatch (corrupt file)" % path)
+        raise ModelFileError("%s is corrupt: no end marker (b'END.') at byte %d" % (path, pos - 4))
     if pos != len(data):
         raise ModelFileError("%s: %d unexpected bytes after the end marker"
                              % (path, len(data) - pos))
+    try:
+        meta = json.loads(raw_meta.decode("utf-8"))
+        kind = kind.decode("ascii")
+        arrays = {name.decode("ascii"): np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+                  for name, (dtype, shape, raw) in arrays.items()}
+    except ValueError as err:  # JSON and Unicode errors alike, in a file whose CRC is right
+        raise ModelFileError("%s: its kind, meta block or array names do not decode (%s)"
+                             % (path, err))
     return kind, meta, arrays
+
+
+def _sealed(data):
+    """True when data ends in the CRC-32 of the bytes before it and b"END.", False when the
+    end marker is there and the CRC does not match, None when there is no end marker."""
+    if len(data) < len(MAGIC) + 2 + 8 or data[-4:] != END:
+        return None
+    return zlib.crc32(data[:-8]) == struct.unpack("<I", data[-8:-4])[0]
 
 
 def write_model(path, kind, meta, arrays):

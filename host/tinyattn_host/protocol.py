@@ -25,6 +25,7 @@ wire = device_module("link/wire")  # the device's own table of the wire and file
 MAGIC, HEADER, CHUNK, MORE, PROTOCOL, REPLY = (wire.MAGIC, wire.HEADER, wire.CHUNK, wire.MORE,
                                                wire.PROTOCOL, wire.REPLY)
 HELLO, STATUS, EXIT, ACK, ERROR = wire.HELLO, wire.STATUS, wire.EXIT, wire.ACK, wire.ERROR
+TRANSFER, PART = wire.TRANSFER, wire.PART
 ATTENTION, LOAD_MODEL, FORWARD, TRAIN_STEP = (wire.ATTENTION, wire.LOAD_MODEL, wire.FORWARD,
                                               wire.TRAIN_STEP)
 GET_WEIGHTS, BENCH, QUANTIZE = wire.GET_WEIGHTS, wire.BENCH, wire.QUANTIZE
@@ -139,7 +140,9 @@ def decode(payload):
 class Link:
     """Requests to `tinyattn.link.serve()` over a pyserial-like port (read, write, in_waiting).
 
-    `request(kind, head, arrays)` returns the reply (head, arrays) or raises DeviceError.
+    `request(kind, head, arrays)` returns the reply (head, arrays) or raises DeviceError;
+    a request over the device's `max_message` (HELLO tells; MAX_MESSAGE until then) goes in
+    parts (transfer.py), with `progress(done, total)` called as it goes when set.
     `chunk` is the device's largest frame payload (HELLO tells; CHUNK until then).
     """
 
@@ -147,6 +150,8 @@ class Link:
         self.port = port
         self.timeout = timeout
         self.chunk = CHUNK
+        self.max_message = wire.MAX_MESSAGE
+        self.progress = None
         self.seq = 0
         self._buffer = bytearray()
 
@@ -207,8 +212,16 @@ class Link:
 
     def request(self, kind, head=None, arrays=(), timeout=None):
         """Send a request, return the reply's (head, arrays); DeviceError on an error frame."""
-        payload = self.request_raw(kind, encode(head, arrays), timeout)
-        return decode(payload)
+        from .transfer import send_in_parts
+
+        payload = encode(head, arrays)
+        if len(payload) <= self.max_message:
+            try:
+                return decode(self.request_raw(kind, payload, timeout))
+            except DeviceError as err:  # the device's free heap shrank since HELLO
+                if err.name != "TOO_BIG":
+                    raise
+        return decode(send_in_parts(self, kind, payload, timeout, self.progress))
 
     def request_raw(self, kind, payload, timeout=None):
         """Send a raw payload (chunked, each chunk acknowledged); return the reply payload."""
@@ -217,10 +230,10 @@ class Link:
         for i, part in enumerate(parts):
             self.send_bytes(part)
             if i < len(parts) - 1:
-                self._expect(ACK, seq, timeout)
-        return self._expect(kind | REPLY, seq, timeout)
+                self.expect_reply(ACK, seq, timeout)
+        return self.expect_reply(kind | REPLY, seq, timeout)
 
-    def _expect(self, kind, seq, timeout=None):
+    def expect_reply(self, kind, seq, timeout=None):
         """The payload of message `kind` with `seq`, joined from its frames."""
         payload = bytearray()
         while True:
@@ -238,6 +251,7 @@ class Link:
     def hello(self):
         head, _ = self.request(HELLO)
         self.chunk = head.get("chunk", CHUNK)
+        self.max_message = head.get("max_message", wire.MAX_MESSAGE)
         return head
 
     def status(self):

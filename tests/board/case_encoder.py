@@ -160,7 +160,10 @@ BAD_INPUT = [
     ("PositionalEmbedding(0, 8)", lambda: PositionalEmbedding(0, 8), ["seq_len", "0"]),
     ("TransformerEncoderLayer(8, 3, 16)", lambda: TransformerEncoderLayer(8, 3, 16),
      ["divisible", "3"]),
-    ("dropout=0.1", lambda: TransformerEncoderLayer(8, 2, 16, dropout=0.1), ["dropout", "0.0"]),
+    ("dropout=1.0", lambda: TransformerEncoderLayer(8, 2, 16, dropout=1.0), ["dropout", "[0, 1)"]),
+    ("training with dropout=0.1",
+     lambda: TransformerEncoderLayer(8, 2, 16, dropout=0.1, seq_len=4).forward(
+         np.zeros((4, 8)), training=True), ["dropout=0.1", "not implemented", "dropout 0.0"]),
     ("activation='tanh'", lambda: TransformerEncoderLayer(8, 2, 16, activation="tanh"),
      ["activation", "tanh"]),
     ("forward without seq_len",

@@ -59,8 +59,8 @@ def golden_fixtures():
         ("forward_request", golden("forward_request"), [err("forward_request", 42, "NO_MODEL")]),
         ("forward_reply", golden("forward_reply"),
          [err("forward_reply", 42, "UNKNOWN_TYPE", "0xa1")]),
-        ("train_step_labels", golden("train_step_labels"),
-         [err("train_step_labels", 9, "NO_MODEL")]),
+        ("train_step_labels", golden("train_step_labels"),  # no x: malformed before no model
+         [err("train_step_labels", 9, "BAD_PAYLOAD", "['labels', 'x']")]),
         ("chunk_1_of_2", golden("chunk_1_of_2"), [["chunk_1_of_2", P.ACK, 3, None, None, None]]),
         # the two chunks make one record of 200 bytes, whose head length (0x0100) overruns it
         ("chunk_2_of_2", golden("chunk_2_of_2"),

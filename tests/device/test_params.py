@@ -11,6 +11,7 @@ SPECS = [
     ["PositionalEmbedding", 5, 8], ["Gelu"],
     ["TransformerEncoderLayer", 8, 2, 16], ["TransformerEncoderLayer", 8, 2, 16, 0.0, "gelu",
                                            True, 1e-5, 4, True],
+    ["TransformerEncoderLayer", 8, 2, 16, 0.1],
 ]
 BAD = [
     [["Dense", 4], ["must be ['Dense', in_features, out_features, use_bias]"]],
@@ -20,7 +21,8 @@ BAD = [
     [["Activation", "swish"], ["activation kind must be one of", "swish"]],
     [["LayerNorm", 4, 2.0], ["eps must be a float in (0, 1)"]],
     [["Conv2d", 3], ["unknown layer kind", "Conv2d"]],
-    [["TransformerEncoderLayer", 8, 2, 16, 0.1], ["dropout must be 0.0"]],
+    [["TransformerEncoderLayer", 8, 2, 16, 1.0], ["dropout must be in [0, 1)"]],
+    [["TransformerEncoderLayer", 8, 2, 16, 0.1, "swish"], ["activation must be one of", "swish"]],
 ]
 
 

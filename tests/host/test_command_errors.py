@@ -30,6 +30,8 @@ FAILURES = {
     "virtual-board": ([], NO_INTERPRETER, 2, "error: MICROPYTHON=/nonexistent/micropython: "),
     "devs": (["--verbose"], {}, 2, "error: python -m tinyattn_host: unrecognized arguments"),
     "chipcost": (["/nonexistent.py"], {}, 1, "error: no such source file: /nonexistent.py"),
+    "emulate": ([], {"QEMU_XTENSA": "/nonexistent/qemu"}, 1,
+                "error: no /nonexistent/qemu: apt-get install qemu-system-misc"),
     "digits": (["extra"], {}, 2, "error: python -m tinyattn_host: unrecognized arguments"),
     "mip-package": (["extra"], {}, 2, "error: python -m tinyattn_host: unrecognized arguments"),
     "import-torch": (["{tmp}/none.npz", "{tmp}/layers.json", "-o", "{tmp}/m.bin"], {}, 1,

@@ -37,6 +37,11 @@ def test_round_trip_keeps_dtypes_shapes_and_order(tmp_path):
         assert got[name].dtype == arrays[name].dtype and np.array_equal(got[name], arrays[name])
 
 
+def resealed(data):
+    """data with its CRC-32 made right again (a damaged file that passes the CRC check)."""
+    return data[:-8] + struct.pack("<I", zlib.crc32(data[:-8])) + data[-4:]
+
+
 def test_bad_files_get_clear_errors(tmp_path):
     path = tmp_path / "m.bin"
     write_model(path, "sequential", {}, {"w": np.ones((3, 4))})
@@ -47,9 +52,11 @@ def test_bad_files_get_clear_errors(tmp_path):
         "v9": (data[:8] + struct.pack("<H", 9) + data[10:], "format version 9"),
         "short": (data[:40], "truncated"),
         "no_end": (data[:-4], "truncated"),
-        "flipped": (data[:-20] + bytes([data[-20] ^ 1]) + data[-19:], "checksum mismatch"),
+        "flipped": (data[:-20] + bytes([data[-20] ^ 1]) + data[-19:], "corrupt: CRC mismatch"),
         "longer": (data + b"x", "1 unexpected bytes"),
-        "dims": (data.replace(b"\x01\x00wf\x02", b"\x01\x00wf\x03"), "3 dimensions"),
+        "dims": (resealed(data.replace(b"\x01\x00wf\x02", b"\x01\x00wf\x03")), "3 dimensions"),
+        "damaged": (data.replace(b"\x01\x00wf\x02", b"\x01\x00wf\x03"), "corrupt: CRC mismatch"),
+        "no_marker": (data[:-1] + b"?", "corrupt: no end marker"),
     }
     for name, (content, words) in cases.items():
         (tmp_path / name).write_bytes(content)

@@ -13,7 +13,7 @@ from ..nn.sequential import Sequential
 from .attention import QAttention
 from .layers import QActivation, QDense, QGlobalAvgPool, QTokens
 from .model import QSequential, _encoder
-from .numbers import max_abs, multiplier, scale_for, shape2
+from .numbers import max_abs, multiplier, scale_for
 
 
 def quantize(model, calibration_x, seq_len=None):
@@ -31,8 +31,9 @@ def quantize(model, calibration_x, seq_len=None):
     else:
         raise ValueError("quantize takes a Sequential, Dense or Attention, got %s"
                          % type(model).__name__)
-    shape2(calibration_x)
+    _check_calibration(layers, calibration_x, seq_len)
     stats = _calibrate(layers, calibration_x, seq_len)
+    _check_stats(layers, stats)
     quantized = []
     s_x = scale_for(stats[0]["in"])
     for i, (layer, st) in enumerate(zip(layers, stats)):
@@ -67,6 +68,54 @@ def _quantize_activation(layer, s_x, s_y):
     if layer.kind == "relu":
         s_y = s_x  # max(v, 0) exactly
     return QActivation.from_float(layer.kind, layer.forward, s_x, s_y)
+
+
+def _check_calibration(layers, x, seq_len):
+    """ValueError naming calibration_x (or seq_len) unless it is rows the model can take."""
+    from ..nn.checks import all_finite, require_float_rows
+
+    if seq_len is not None and (not isinstance(seq_len, int) or seq_len < 1):
+        raise ValueError("seq_len must be an int >= 1 or None, got %r" % (seq_len,))
+    require_float_rows("calibration_x (the calibration set)", x, _input_width(layers))
+    if not all_finite(x):
+        raise ValueError("calibration_x (the calibration set) holds NaN or infinity; "
+                         "it must be finite rows of the model's input")
+
+
+def _input_width(layers):
+    """The number of input columns the model takes, None when its first layer does not say."""
+    first = layers[0]
+    if isinstance(first, Dense):
+        return first.in_features
+    if isinstance(first, Attention):
+        return first.embed_dim
+    if isinstance(first, Tokens) and len(layers) > 1:
+        width = _input_width(layers[1:])
+        return None if width is None else width * first.seq_len
+    return None
+
+
+def _check_stats(layers, stats):
+    """ValueError unless every max |.| of the calibration is finite (it gives the scales)."""
+    for i, st in enumerate(stats):
+        name = _not_finite(st)
+        if name is not None:
+            raise ValueError("layer %d (%s) gives NaN or infinity (%s) on calibration_x: "
+                             "its weights, or the calibration rows, are too large to "
+                             "quantize" % (i, type(layers[i]).__name__, name))
+
+
+def _not_finite(stats):
+    """The name of a NaN or infinite value in a dict of floats (and of such dicts), or None."""
+    for name in stats:
+        value = stats[name]
+        if isinstance(value, dict):
+            value = _not_finite(value)
+            if value is not None:
+                return name + "." + value
+        elif value - value != 0:
+            return name
+    return None
 
 
 def _calibrate(layers, x, seq_len):

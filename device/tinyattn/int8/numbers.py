@@ -66,8 +66,11 @@ def quantize_tensor(x, scale, low=-128, out=None):
 def quantize_into(x, inverse_scale, low, out):
     """quantize_tensor's work, unchecked: out must hold the rows * cols of the 2-D x."""
     total = float(np.sum(np.sum(x, axis=1)))
-    if total != total:
-        raise ValueError("x holds NaN (or +inf and -inf)")
+    if total - total != 0:  # NaN or infinity, or finite numbers whose sum overflows
+        from ..nn.checks import all_finite
+
+        if not all_finite(x):
+            raise ValueError("x holds NaN or infinity; the int8 model takes finite input")
     u = np.array(-np.maximum(-np.maximum(x * inverse_scale, float(low)), -127.0) + 128.0,
                  dtype=np.uint8)
     try:

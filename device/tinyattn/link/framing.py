@@ -37,6 +37,7 @@ class Port:
         self.one = bytearray(1)
         self.eof = False
         self.header = bytearray(HEADER)
+        self.out = None  # the payload buffer of the frames sent, made on first use
 
     def byte(self, timeout_ms):
         """The next byte, or -1 after timeout_ms without one (or at the end of the stream)."""
@@ -68,20 +69,35 @@ class Port:
 
     def send(self, kind, seq, payload=b""):
         """Write a message as frames of at most REPLY_CHUNK payload bytes."""
-        view = memoryview(payload)
-        start = 0
-        while True:
-            part = view[start:start + REPLY_CHUNK]
-            start += len(part)
-            flags = MORE if start < len(view) else 0
-            head = self.header
-            head[0:2] = MAGIC
-            struct.pack_into("<BBHH", head, 2, kind, flags, seq, len(part))
-            struct.pack_into("<I", head, 8, crc32(part, crc32(memoryview(head)[2:8])))
-            self.stdout.write(head)
-            self.stdout.write(part)
-            if not flags:
-                return
+        self.send_parts(kind, seq, len(payload), (payload,))
+
+    def send_parts(self, kind, seq, size, parts):
+        """Write a message of `size` bytes, given as pieces (bytes-like, of any lengths), as
+        frames of at most REPLY_CHUNK payload bytes, each gathered in one REPLY_CHUNK buffer:
+        a reply as large as the model needs no buffer of its size."""
+        if self.out is None:
+            self.out = bytearray(REPLY_CHUNK)
+        out, fill, sent = self.out, 0, 0
+        for part in parts:
+            view, at = memoryview(part), 0
+            while at < len(view):
+                n = min(len(view) - at, REPLY_CHUNK - fill)
+                out[fill:fill + n] = view[at:at + n]
+                fill, at = fill + n, at + n
+                if fill == REPLY_CHUNK and sent + fill < size:
+                    self._frame(kind, MORE, seq, fill)
+                    sent, fill = sent + fill, 0
+        self._frame(kind, 0, seq, fill)
+
+    def _frame(self, kind, flags, seq, length):
+        """Write one frame whose payload is the first `length` bytes of self.out."""
+        part = memoryview(self.out)[:length]
+        head = self.header
+        head[0:2] = MAGIC
+        struct.pack_into("<BBHH", head, 2, kind, flags, seq, length)
+        struct.pack_into("<I", head, 8, crc32(part, crc32(memoryview(head)[2:8])))
+        self.stdout.write(head)
+        self.stdout.write(part)
 
     def error(self, seq, code, message):
         """An ERROR frame: the code, then the message (at most 200 bytes of it)."""

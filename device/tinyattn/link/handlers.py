@@ -16,7 +16,8 @@ from .timing import median
 from .wire import (ATTENTION, BAD_VALUE, BENCH, BENCH_BUDGET_MS, CHUNK, FORWARD, FORWARD_INT8,
                    GET_WEIGHTS, HELLO, LOAD_MODEL, LOAD_QMODEL, MAX_HEAD, MAX_MESSAGE,
                    MAX_REPEAT, MAX_SCORES, MAX_SEQ_LEN, NO_MODEL, PROTOCOL, QUANTIZE, STATUS,
-                   TRAIN_STEP)
+                   TRAIN_STEP, TRANSFER)
+from .transfer import begin as transfer
 
 
 def need_model(session):
@@ -103,7 +104,8 @@ def load_model(session, head, arrays):
                             "link" % (i, entry[3], MAX_SEQ_LEN))
     session.model = session.optimizer = session.qmodel = None
     gc.collect()
-    session.model = model_from(config, shapes, lambda name: matrix(arrays, name))
+    session.model = model_from(config, shapes,
+                               lambda name, param: matrix(arrays, name, param.shape, param))
     return {"params": session.model.num_params()}, ()
 
 
@@ -111,8 +113,8 @@ def forward(session, head, arrays):
     """Logits of a batch; the first attention layer's weights when asked."""
     only(head, ("attention",))
     maps = field(head, "attention", "bool", False)
-    model = need_model(session)
     expect(arrays, ("x",))
+    model = need_model(session)
     x = matrix(arrays, "x")
     attention = _attention_layer(model) if maps else None
     start = time.ticks_us()
@@ -139,8 +141,8 @@ def train_step(session, head, arrays):
         raise LinkError(BAD_VALUE, "head field 'optimizer' must be 'sgd' or 'adam', got %r"
                         % (kind,))
     lr = field(head, "lr", "number", 0.01)  # the optimizer checks its range
-    model = need_model(session)
     expect(arrays, ("x", "labels"))
+    model = need_model(session)
     x = matrix(arrays, "x")
     labels, _, shape = integers(arrays, "labels", "i")
     if len(shape) != 1:
@@ -195,8 +197,8 @@ def quantize(session, head, arrays):
     from ..int8.convert import quantize
 
     only(head, ())
-    model = need_model(session)
     expect(arrays, ("x",))
+    model = need_model(session)
     session.qmodel = quantize(model, matrix(arrays, "x"))
     return _qmodel_record(session.qmodel)
 
@@ -217,9 +219,9 @@ def load_qmodel(session, head, arrays):
 def forward_int8(session, head, arrays):
     """The int8 model's integer output (int8, or int32 accumulators) for int8 input x."""
     only(head, ())
-    qmodel = need_qmodel(session)
     expect(arrays, ("x",))
     x, _, shape = integers(arrays, "x", "b")
+    qmodel = need_qmodel(session)
     rows, cols = _shape(arrays, "x", None, 2)
     start = time.ticks_us()
     y, rows, cols = qmodel.forward_int(x, rows, cols)
@@ -231,6 +233,7 @@ HANDLERS = {
     HELLO: hello, STATUS: status, ATTENTION: attention, LOAD_MODEL: load_model,
     FORWARD: forward, TRAIN_STEP: train_step, GET_WEIGHTS: get_weights, BENCH: bench,
     QUANTIZE: quantize, LOAD_QMODEL: load_qmodel, FORWARD_INT8: forward_int8,
+    TRANSFER: transfer,
 }
 
 

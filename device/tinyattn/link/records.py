@@ -9,6 +9,7 @@ import array
 import json
 import struct
 
+from . import json_syntax
 from .framing import LinkError
 from .wire import BAD_PAYLOAD, BAD_VALUE, ITEMSIZE, MAX_HEAD, NOT_FINITE
 
@@ -27,8 +28,10 @@ def decode(payload):
     if size > MAX_HEAD or 2 + size > len(payload):
         raise LinkError(BAD_PAYLOAD, "record head of %d bytes: at most %d, and within the "
                         "record's %d" % (size, MAX_HEAD, len(payload)))
+    text = bytes(payload[2:2 + size])
     try:
-        head = json.loads(bytes(payload[2:2 + size]))
+        json_syntax.check(text)  # MicroPython's json.loads reads '{"a":}' as {}
+        head = json.loads(text)
     except MemoryError:
         raise
     except Exception as err:  # ValueError, UnicodeError: whatever the parser says
@@ -40,6 +43,7 @@ def decode(payload):
     if not isinstance(listed, list):
         raise LinkError(BAD_PAYLOAD, "head field 'arrays' must be a list")
     offset, arrays = 2 + size, {}
+    view = memoryview(payload)  # a bytearray's slices would be copies: a model's size again
     for entry in listed:
         name, code, shape = _array_entry(entry)
         if name in arrays:
@@ -50,7 +54,7 @@ def decode(payload):
         if nbytes > len(payload) - offset:
             raise LinkError(BAD_PAYLOAD, "array %s %r needs %d bytes, the record has %d left"
                             % (name, shape, nbytes, len(payload) - offset))
-        arrays[name] = (code, shape, payload[offset:offset + nbytes])
+        arrays[name] = (code, shape, view[offset:offset + nbytes])
         offset += nbytes
     if offset != len(payload):
         raise LinkError(BAD_PAYLOAD, "record has %d bytes, its head describes %d"
@@ -73,35 +77,52 @@ def _array_entry(entry):
 
 
 def encode(head, arrays=()):
-    """A record from a JSON-able head and arrays: (name, ulab float array) pairs, or
-    (name, buffer, typecode, shape) for integers (MicroPython's array has no .typecode)."""
-    listed, blobs = [], []
+    """A record from a JSON-able head and arrays (see pieces), as one bytearray."""
+    size, parts = pieces(head, arrays)
+    out = bytearray(size)
+    view, at = memoryview(out), 0
+    for part in parts:
+        view[at:at + len(part)] = part
+        at += len(part)
+    return out
+
+
+def pieces(head, arrays=()):
+    """(size, parts) of a record: its length in bytes, and its bytes as an iterator of small
+    pieces (a row of an array at most), so that a reply as large as the model (GET_WEIGHTS)
+    is sent without a buffer of its size (framing.Port.send_parts).
+
+    arrays: (name, ulab float array) pairs, or (name, buffer, typecode, shape) for integers
+    (MicroPython's array has no .typecode).
+    """
+    listed = []
     for entry in arrays:
-        if len(entry) == 4:
-            name, blob, code, shape = entry
-        else:
-            name, value = entry
-            code, shape, blob = "f", value.shape, _float_bytes(value)
-        listed.append([name, code, list(shape)])
-        blobs.append(blob)
+        shape = entry[3] if len(entry) == 4 else entry[1].shape
+        listed.append([entry[0], entry[2] if len(entry) == 4 else "f", list(shape)])
     head = dict(head)
     if listed:
         head["arrays"] = listed
     text = json.dumps(head).encode()
-    out = bytearray(struct.pack("<H", len(text)))
-    out += text
-    for blob in blobs:
-        out += blob
-    return out
+    size = 2 + len(text)
+    for _, code, shape in listed:
+        n = ITEMSIZE[code]
+        for dim in shape:
+            n *= dim
+        size += n
+    return size, _parts(text, arrays)
 
 
-def _float_bytes(value):
-    if len(value.shape) == 1:
-        return array.array("f", value.tolist())
-    out = bytearray()
-    for row in value:  # a row at a time, as float32 whatever the build's float
-        out += array.array("f", row.tolist())
-    return out
+def _parts(text, arrays):
+    yield struct.pack("<H", len(text))
+    yield text
+    for entry in arrays:
+        if len(entry) == 4:
+            yield bytes(entry[1])
+            continue
+        value = entry[1]
+        for row in [value] if len(value.shape) == 1 else value:
+            for i in range(0, len(row), 256):  # float32 whatever the build's float
+                yield bytes(array.array("f", row[i:i + 256].tolist()))
 
 
 # ---- arrays of a request -----------------------------------------------------------------
@@ -112,32 +133,38 @@ def expect(arrays, names):
                         % (sorted(names), sorted(arrays)))
 
 
-def matrix(arrays, name, shape=None):
-    """The float32 array `name` as a ulab array, checked for shape and finite values."""
+def matrix(arrays, name, shape=None, out=None):
+    """The float32 array `name` as a ulab array, checked for shape and finite values;
+    written into `out` (of its shape) when given, else into a new array."""
     from ulab import numpy as np
 
     code, got, data = _array(arrays, name, "f")
     if shape is not None and got != tuple(shape):
         raise LinkError(BAD_VALUE, "array %s must have shape %r, got %r"
                         % (name, tuple(shape), got))
-    values = array.array("f", bytes(data))  # from a memoryview it would take each byte
-    if len(got) == 1:
-        out = np.array(values)
-    else:
-        rows, cols = got
+    if out is None:
         out = np.zeros(got)
-        for r in range(rows):
-            out[r, :] = np.array(values[r * cols:(r + 1) * cols])
-    if not float(np.sum(out * 0.0)) == 0.0:  # inf * 0 and NaN * 0 are NaN
-        raise LinkError(NOT_FINITE, "array %s holds NaN or infinity" % name)
+    cols = got[1] if len(got) == 2 else min(got[0], 256)
+    step = 4 * cols
+    for r in range((len(data) + step - 1) // step):  # a row at a time: no copy of the whole
+        # (from a memoryview, array.array would take each byte: bytes() first)
+        row = np.array(array.array("f", bytes(data[r * step:(r + 1) * step])))
+        if not float(np.sum(row * 0.0)) == 0.0:  # inf * 0 and NaN * 0 are NaN
+            raise LinkError(NOT_FINITE, "array %s holds NaN or infinity" % name)
+        if len(got) == 2:
+            out[r, :] = row
+        else:
+            out[r * cols:r * cols + len(row)] = row
     return out
 
 
 def require_finite(arrays, name):
     """NOT_FINITE unless every number of the float32 array `name` is finite."""
-    for v in array.array("f", bytes(_array(arrays, name, "f")[2])):
-        if v - v != 0:  # NaN and infinity
-            raise LinkError(NOT_FINITE, "array %s holds NaN or infinity" % name)
+    data = _array(arrays, name, "f")[2]
+    for start in range(0, len(data), 1024):  # a KB at a time: no copy of the whole
+        for v in array.array("f", bytes(data[start:start + 1024])):
+            if v - v != 0:  # NaN and infinity
+                raise LinkError(NOT_FINITE, "array %s holds NaN or infinity" % name)
 
 
 def integers(arrays, name, codes="bBhi"):

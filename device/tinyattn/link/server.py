@@ -16,9 +16,10 @@ import micropython
 
 from .framing import LinkError, Port, receive
 from .handlers import HANDLERS
-from .records import decode, encode
+from .records import decode, pieces
+from .transfer import part
 from .wire import (ACK, BAD_VALUE, BYTE_TIMEOUT_MS, CHUNK, EXIT, INTERNAL, MAX_MESSAGE, MORE,
-                   NO_MEMORY, REPLY, TOO_BIG, UNKNOWN_TYPE)
+                   NO_MEMORY, PART, REPLY, TOO_BIG, UNKNOWN_TYPE)
 
 
 def serve(timeout=30, byte_timeout=BYTE_TIMEOUT_MS / 1000, stdin=None, stdout=None):
@@ -51,6 +52,13 @@ def _loop(port, session, silence_ms, byte_ms):
             return "silence"
         session.frames += 1
         kind, flags, seq, payload = frame
+        if kind == PART:  # a frame of an announced message (transfer.py)
+            whole = part(port, session, seq, flags, payload)
+            if whole is not None:
+                session.answer(port, whole[0], seq, whole[1])
+                whole = None
+                gc.collect()
+            continue
         if pending is not None and (pending[0], pending[1]) != (kind, seq):
             pending = None  # the host gave up on that message and started another
         if flags & MORE or pending is not None:
@@ -80,6 +88,8 @@ class Session:
         self.frames = self.errors = 0
         self.kbd_intr = None
         self.model = self.optimizer = self.optimizer_settings = self.qmodel = None
+        self.transfer = None  # a message arriving in PART frames (transfer.py)
+        self.seq = 0  # of the request being answered
 
     def max_message(self):
         """The largest request taken: MAX_MESSAGE, or a quarter of the free heap if less."""
@@ -93,12 +103,13 @@ class Session:
     def answer(self, port, kind, seq, payload):
         """Decode the record, run the handler, send its reply or an error frame."""
         handler = HANDLERS.get(kind)
+        self.seq = seq
         try:
             if handler is None:
                 raise LinkError(UNKNOWN_TYPE, "unknown message type 0x%02x" % kind)
             head, arrays = decode(payload)
             payload = None
-            reply = encode(*handler(self, head, arrays))
+            size, parts = pieces(*handler(self, head, arrays))
         except LinkError as err:
             self.fail(port, seq, err.code, str(err))
             return
@@ -114,4 +125,4 @@ class Session:
         except Exception as err:  # a bug: the server keeps running whatever a handler raises
             self.fail(port, seq, INTERNAL, "%s: %s" % (type(err).__name__, err))
             return
-        port.send(kind | REPLY, seq, reply)
+        port.send_parts(kind | REPLY, seq, size, parts)

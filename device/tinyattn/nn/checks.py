@@ -11,6 +11,19 @@ def require_2d(name, x, cols=None):
     return shape
 
 
+def require_float_rows(name, x, cols=None):
+    """Check that x is a 2-D ulab float array of at least one row (and `cols` columns);
+    return its shape."""
+    from ulab import numpy as np
+
+    rows, got = require_2d(name, x, cols)
+    if x.dtype != np.float:
+        raise ValueError("%s must be a float ulab array, got dtype %r" % (name, x.dtype))
+    if rows < 1:
+        raise ValueError("%s must have at least 1 row, got 0" % name)
+    return rows, got
+
+
 def require_rows(name, rows, per_sequence):
     """Check that `rows` splits into sequences of `per_sequence` tokens; return how many."""
     if not isinstance(per_sequence, int) or per_sequence < 1:

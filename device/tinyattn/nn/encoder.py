@@ -12,7 +12,7 @@ with ff(z) = linear2(activation(linear1(z))).
 from .attention import Attention
 from .gelu import Gelu
 from .layer import Layer
-from .spec import ENCODER_ACTIVATIONS as ACTIVATIONS
+from .spec import ENCODER_ACTIVATIONS as ACTIVATIONS, probability
 from .norm import LayerNorm
 from .layers import Activation, Dense
 from ..rng import Rng
@@ -20,7 +20,12 @@ from ..rng import Rng
 
 
 class TransformerEncoderLayer(Layer):
-    """PyTorch's arguments (dropout must be 0.0), plus the layout tinyattn needs.
+    """PyTorch's arguments, plus the layout tinyattn needs.
+
+    `dropout` is kept in the config (a PyTorch model's default 0.1 imports as it is), but not
+    applied yet: inference ignores it, as PyTorch's model.eval() does, and a training forward
+    with dropout > 0 raises ValueError (until dropout is implemented here, fine-tune such a
+    model with dropout 0.0 in its config).
 
     activation "relu", or "gelu" in its erf form (gelu.py) as PyTorch computes it.
     `seq_len`: tokens per sequence of the (B*S, E) batches (needed inside a Sequential; a
@@ -34,9 +39,7 @@ class TransformerEncoderLayer(Layer):
 
     def __init__(self, d_model, nhead, dim_feedforward, dropout=0.0, activation="relu",
                  norm_first=False, layer_norm_eps=1e-5, seq_len=None, causal=False, seed=None):
-        if dropout != 0.0:
-            raise ValueError("dropout=%r: TransformerEncoderLayer has no dropout here, use 0.0 "
-                             "(PyTorch's model.eval() has none either)" % (dropout,))
+        probability(dropout)
         if activation not in ACTIVATIONS:
             raise ValueError("activation must be one of %s, got %r" % (ACTIVATIONS, activation))
         if seq_len is not None and (not isinstance(seq_len, int) or seq_len < 1):
@@ -51,6 +54,7 @@ class TransformerEncoderLayer(Layer):
         self.d_model, self.nhead, self.dim_feedforward = d_model, nhead, dim_feedforward
         self.activation_name, self.norm_first = activation, bool(norm_first)
         self.layer_norm_eps, self.seq_len, self.causal = layer_norm_eps, seq_len, bool(causal)
+        self.dropout = dropout
         self._parts = (("self_attn", self.self_attn), ("linear1", self.linear1),
                        ("linear2", self.linear2), ("norm1", self.norm1), ("norm2", self.norm2))
 
@@ -62,6 +66,10 @@ class TransformerEncoderLayer(Layer):
             raise ValueError("no seq_len: give TransformerEncoderLayer(..., seq_len=S) or "
                              "forward(x, seq_len=S)")
         causal = self.causal if causal is None else causal
+        if training and self.dropout:
+            raise ValueError("TransformerEncoderLayer(dropout=%r): training with dropout is not "
+                             "implemented yet; set dropout 0.0 in the config to fine-tune "
+                             "(inference ignores it)" % (self.dropout,))
 
         def sa(z):
             return self.self_attn.forward(z, S, mask=mask, causal=causal, training=training)
@@ -108,7 +116,7 @@ class TransformerEncoderLayer(Layer):
     def config(self):
         """["TransformerEncoderLayer", d_model, nhead, dim_feedforward, dropout, activation,
         norm_first, layer_norm_eps, seq_len, causal]: the constructor's arguments in order."""
-        return ["TransformerEncoderLayer", self.d_model, self.nhead, self.dim_feedforward, 0.0,
+        return ["TransformerEncoderLayer", self.d_model, self.nhead, self.dim_feedforward, self.dropout,
                 self.activation_name, self.norm_first, self.layer_norm_eps, self.seq_len,
                 self.causal]
 

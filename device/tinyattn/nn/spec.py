@@ -35,6 +35,14 @@ def dims(*values):
     return values
 
 
+def probability(dropout):
+    """A dropout probability, checked to be a number in [0, 1); ValueError otherwise."""
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or \
+            not 0.0 <= dropout < 1.0:
+        raise ValueError("dropout must be in [0, 1), got %r" % (dropout,))
+    return dropout
+
+
 def dense(*args):
     """W (out, in), then b (out,) when use_bias."""
     n_in, n_out, use_bias = config_args("Dense", args, ("in_features", "out_features"),
@@ -69,8 +77,7 @@ def self_attention(*args):
         (("use_bias", True), ("dropout", 0.0), ("checkpoint", False)))
     dims(embed_dim, num_heads, seq_len)
     flags(use_bias, checkpoint)
-    if not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
-        raise ValueError("dropout must be in [0, 1), got %r" % (dropout,))
+    probability(dropout)
     if embed_dim % num_heads:
         raise ValueError("embed_dim %d is not divisible by num_heads %d" % (embed_dim, num_heads))
     E = embed_dim
@@ -106,10 +113,11 @@ def encoder_layer(*args):
          ("layer_norm_eps", 1e-5), ("seq_len", None), ("causal", False)))
     E, F = dims(d_model, dim_feedforward)
     flags(norm_first, causal)
-    if dropout != 0.0 or act not in ENCODER_ACTIVATIONS or seq_len is not None and \
-            not dims(seq_len):
-        raise ValueError("dropout must be 0.0 and activation one of %s, got %r, %r"
-                         % (ENCODER_ACTIVATIONS, dropout, act))
+    if act not in ENCODER_ACTIVATIONS:
+        raise ValueError("activation must be one of %s, got %r" % (ENCODER_ACTIVATIONS, act))
+    if seq_len is not None:
+        dims(seq_len)
+    probability(dropout)
     parts = (("self_attn", self_attention(E, nhead, seq_len or 1)),
              ("linear1", dense(E, F)), ("linear2", dense(F, E)),
              ("norm1", layer_norm(E, eps)), ("norm2", layer_norm(E, eps)))

@@ -292,6 +292,10 @@ def bench_command(args):
     (args.out / "bench.json").write_text(json.dumps(results, indent=1) + "\n")
     section = benchreport.write(results, args.doc)
     print(section)
+    if not args.quick:  # the kernels' machine code in qemu-system-xtensa (its own section)
+        from ..emulator.counts import bench_section
+
+        print(bench_section(args.doc))
     progress.log("wrote %s, %s and %s" % (args.out / "bench.json", args.doc,
                                           benchreport.plot_path(args.doc, results["header"])))
     return 0

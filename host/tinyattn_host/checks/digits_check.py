@@ -18,6 +18,7 @@ TOLERANCE = 1e-4
 HOST_SCHEDULE = ((1, 2e-3),)  # one epoch: confident logits, a few seconds of NumPy
 TRAIN_STEPS, TRAIN_LR = 3, 0.05
 STANDIN_ROWS = 64  # test rows sent by default to a virtual board on the ulab stand-in
+DIGITS_BATCH = 16  # at most, rows of a digits batch: a train step holds ~32 KB of caches a row
 
 
 def relative_error(got, want):
@@ -31,11 +32,14 @@ def check_digits(check, rows=None):
     rows: how many test rows to send; by default all 359, or the first STANDIN_ROWS when the
     device runs the ulab stand-in (a forward there takes seconds a batch).
     """
-    out, seed, batch_size = check.out, check.seed, check.batch_size
+    out, seed, batch_size = check.out, check.seed, digits_batch(check)
     if rows is None and check.summary.device.get("ulab") == "stand-in":
         rows = STANDIN_ROWS
         out("digits: the device runs the ulab stand-in: %d test rows (--digits-rows N for more)"
             % rows)
+    if check.batch_size > batch_size:
+        out("digits: batches of %d rows (a digits batch holds ~32 KB of caches a row on the "
+            "device)" % batch_size)
     X, y = load_digits()
     X_train, y_train, X_test, y_test = split(X, y, seed)
     X_test, y_test = X_test[:rows], y_test[:rows]
@@ -45,7 +49,9 @@ def check_digits(check, rows=None):
     def load():
         check.board.link.request(protocol.LOAD_MODEL, {"config": DIGITS_CONFIG}, params)
 
+    check.make_room("digits", DIGITS_CONFIG)
     load()
+    batch_size = check.fit("digits", DIGITS_CONFIG, batch_size, "forward")
     want, _ = sequential_forward(DIGITS_CONFIG, params, X_test)
     keep = check.samples.setdefault("digits", {
         "device": [], "reference": [], "attention": None,
@@ -79,13 +85,20 @@ def check_digits(check, rows=None):
     return result
 
 
+def digits_batch(check):
+    """The rows of a digits batch: --batch-size, at most DIGITS_BATCH (a larger batch of the
+    encoder model needs megabytes of caches: 512 rows would need ~16 MB for a train step)."""
+    return min(check.batch_size, DIGITS_BATCH)
+
+
 def _train_steps(check, params, X_train, y_train):
     """TRAIN_STEPS SGD steps on the device and on the reference; weights compared after each."""
     reference = dict(params)
     optimizer = SGD(lr=TRAIN_LR)
     steps = []
+    batch_size = check.fit("digits", DIGITS_CONFIG, digits_batch(check), "train")
     for step in range(TRAIN_STEPS):
-        rows = slice(step * check.batch_size, (step + 1) * check.batch_size)
+        rows = slice(step * batch_size, (step + 1) * batch_size)
         x, labels = X_train[rows], y_train[rows]
         head, _ = check.board.link.request(
             protocol.TRAIN_STEP, {"optimizer": "sgd", "lr": TRAIN_LR},

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import digits_check, plots
+from . import digits_check, heap_fit, plots
 from .. import protocol
 from ..board.board import Board, DeviceReset
 from ..board.ports import choose
@@ -60,6 +60,7 @@ class Summary:
     resets: int = 0
     seconds: float = 0.0
     digits: dict = field(default_factory=dict)  # digits_check.check_digits, when run
+    reduced: list = field(default_factory=list)  # what Check.fit cut to fit the heap
 
     @property
     def ok(self):
@@ -72,11 +73,13 @@ class Summary:
         agree = sum(b.float_agree for b in self.batches)
         exact = sum(b.int8_exact for b in self.batches)
         digits = "%s; " % digits_check.summary_line(self.digits) if self.digits else ""
+        reduced = "; %d request size(s) cut to fit the heap" % len(self.reduced) \
+            if self.reduced else ""
         return ("%s: float max |err| %.2e, classes agree %d/%d; int8 bit-exact %d/%d; "
-                "train step max |err| %.2e; %s%d reset(s); %.1f s"
+                "train step max |err| %.2e; %s%d reset(s); %.1f s%s"
                 % ("PASS" if self.ok else "FAIL", worst, agree, rows, exact, rows,
                    self.train_step.get("max_err", float("nan")), digits, self.resets,
-                   self.seconds))
+                   self.seconds, reduced))
 
 
 # ---- data and models ---------------------------------------------------------------------
@@ -191,17 +194,50 @@ class Check:
                 reload()
             return self.board.link.request(kind, head, arrays)
 
+    def fit(self, name, config, asked, work):
+        """The rows (at most `asked`) of a `work` request ("forward", "quantize", "train") on
+        the loaded model `name` that fit in the board's heap: heap_fit.rows_that_fit on the
+        bytes STATUS says are free. A cut is printed and kept in the summary."""
+        free = self.board.link.status()["free"]
+        rows = heap_fit.rows_that_fit(free, config, asked, work)
+        if rows < asked:
+            note = ("%s %s: %d row(s) a request, not %d (%d bytes free with the model loaded)"
+                    % (name, work, rows, asked, free))
+            self.summary.reduced.append(note)
+            self.out("heap: " + note)
+        return rows
+
+    def make_room(self, name, config):
+        """Before a LOAD_MODEL of `config`: when it would not fit in the heap left free,
+        restart the link (a soft reset), which frees what the earlier models left behind
+        (their modules' code among it); said and kept in the summary like a cut. The STATUS
+        survives a link that left on the host's silence (the host training before)."""
+        free = self.request(protocol.STATUS)[0]["free"]
+        if heap_fit.model_fits(free, config):
+            return
+        self.board.stop_link()
+        self.board.start_link()
+        note = ("%s: the link restarted on a fresh heap for the model (%d bytes were free, "
+                "%d are now)" % (name, free, self.board.link.status()["free"]))
+        self.summary.reduced.append(note)
+        self.out("heap: " + note)
+
     def _check_model(self, name, params, X):
+        calibration = []  # the rows QUANTIZE calibrates on: all of X when they fit
+
         def load():
             self.board.link.request(protocol.LOAD_MODEL, {"config": IRIS_CONFIG}, params)
-            return self.board.link.request(protocol.QUANTIZE, {}, {"x": X})
+            if not calibration:
+                rows = self.fit(name, IRIS_CONFIG, len(X), "quantize")
+                calibration.append(X[np.linspace(0, len(X) - 1, rows).round().astype(int)])
+            return self.board.link.request(protocol.QUANTIZE, {}, {"x": calibration[0]})
 
         load()
         head, _ = self.request(protocol.GET_WEIGHTS, reload=load)
         if head["config"] != IRIS_CONFIG:
             raise RuntimeError("the device's model config %r is not the harness's %r"
                                % (head["config"], IRIS_CONFIG))
-        qhead, qarrays = self.request(protocol.QUANTIZE, {}, {"x": X}, reload=load)
+        qhead, qarrays = self.request(protocol.QUANTIZE, {}, {"x": calibration[0]}, reload=load)
         qlayers = reference_qlayers(qhead, qarrays)
         s_in, s_out = in_scale(qhead), out_scale(qhead)
         ref_logits, caches = sequential_forward(IRIS_CONFIG, params, X)
@@ -209,11 +245,12 @@ class Check:
         keep = self.samples.setdefault(name, {"device": [], "reference": [], "attention": None,
                                               "tolerance": FLOAT_TOLERANCE * max(
                                                   1.0, float(np.abs(ref_logits).max()))})
-        starts = range(0, len(X), self.batch_size)
+        batch = self.fit(name, IRIS_CONFIG, self.batch_size, "forward")
+        starts = range(0, len(X), batch)
         for index, start in enumerate(starts):
             if self.on_batch:
                 self.on_batch(name, index)
-            xb = X[start:start + self.batch_size]
+            xb = X[start:start + batch]
             want = ref_logits[start:start + len(xb)]
             first = index == 0
             fhead, got = self.request(protocol.FORWARD, {"attention": first}, {"x": xb},
@@ -242,8 +279,8 @@ class Check:
 
     def _check_train_step(self, params, X, y):
         """One SGD step on the device and on the reference; the weights read back agree."""
-        rows = slice(0, self.batch_size)
         self.board.link.request(protocol.LOAD_MODEL, {"config": IRIS_CONFIG}, params)
+        rows = slice(0, self.fit("random", IRIS_CONFIG, self.batch_size, "train"))
         head, _ = self.board.link.request(
             protocol.TRAIN_STEP, {"optimizer": "sgd", "lr": TRAIN_STEP_LR},
             {"x": X[rows], "labels": y[rows].astype(np.int32)})
@@ -278,7 +315,10 @@ def run_command(args):
     """The run command (`make run`): the Check on the board; exit status 0 only when all agree."""
     if args.batch_size < 1:
         raise UsageError("--batch-size must be at least 1")
-    with Board(port=choose(args.port), flash_dir=args.flash, deploy=args.deploy) as board:
+    port = choose(args.port)
+    if args.heap and port is not None:
+        raise UsageError("--heap sizes the virtual board's heap; %s is a board" % port)
+    with Board(port=port, flash_dir=args.flash, deploy=args.deploy, heap=args.heap) as board:
         info = board.info
         print("device: MicroPython %s, ulab %s, tinyattn %s, %d bytes free"
               % (info["micropython"], info["ulab"], info["tinyattn"], info["free"]))
@@ -302,7 +342,7 @@ def write_report(directory, summary, samples):
         "resets": summary.resets, "seconds": summary.seconds, "train_step": summary.train_step,
         "training": summary.training,
         "batches": [dict(asdict(b), ok=b.ok) for b in summary.batches],
-        "digits": summary.digits,
+        "digits": summary.digits, "reduced": summary.reduced,
     }
     (directory / "summary.json").write_text(json.dumps(data, indent=1))
     written = [directory / "summary.json"]

@@ -29,6 +29,7 @@ class RawCode:
     data: bytes
     prelude_offset: int = 0
     children: list = field(default_factory=list)
+    objects: list = field(default_factory=list)  # the module's constant objects (outer only)
 
     @property
     def machine_code(self):
@@ -60,16 +61,20 @@ class _Reader:
                 return value
 
 
-def _skip_object(r):
+FUN_TABLE = "<mp_fun_table>"
+"""The constant object that stands for the native function table (kind 0)."""
+
+
+def _read_object(r):
+    """A constant object: FUN_TABLE, None, False, True, Ellipsis, or (kind, payload) for a
+    str (5), bytes (6), int (7), float (8), complex (9, as its repr) and tuple (10)."""
     kind = r.byte()
     if kind <= 4:  # fun table, None, False, True, Ellipsis
-        return
+        return (FUN_TABLE, None, False, True, Ellipsis)[kind]
     n = r.uint()
     if kind == 10:  # tuple
-        for _ in range(n):
-            _skip_object(r)
-        return
-    r.take(n + (kind in (5, 6)))  # str and bytes end in a NUL
+        return (kind, tuple(_read_object(r) for _ in range(n)))
+    return (kind, r.take(n + (kind in (5, 6)))[:n])  # str and bytes end in a NUL
 
 
 def _raw_code(r):
@@ -109,9 +114,9 @@ def read_mpy(data):
         n = r.uint()
         qstrs.append("<static qstr %d>" % (n >> 1) if n & 1
                      else r.take((n >> 1) + 1)[:-1].decode())
-    for _ in range(n_obj):
-        _skip_object(r)
+    objects = [_read_object(r) for _ in range(n_obj)]
     module = _raw_code(r)
+    module.objects = objects
     if r.pos != len(data):
         raise ChipCostError("%d bytes left after the module's code: not a .mpy this parser "
                             "reads" % (len(data) - r.pos))
@@ -167,6 +172,11 @@ STORE_NAMED = {0x16, 0x17, 0x18}  # STORE_NAME, STORE_GLOBAL, STORE_ATTR
 
 def native_functions(data):
     """{qualified name: machine code} of every native/viper/asm function in a .mpy file."""
+    return {name: rc.machine_code for name, rc in native_raw_codes(data).items()}
+
+
+def native_raw_codes(data):
+    """{qualified name: RawCode} of every native/viper/asm function in a .mpy file."""
     qstrs, module = read_mpy(data)
     found = {}
 
@@ -184,7 +194,7 @@ def native_functions(data):
                 name = qstrs[_bytecode_start(sub.data[sub.prelude_offset:])[1]]
             name = prefix + (name or "<child %d>" % index)
             if sub.kind:
-                found[name] = sub.machine_code
+                found[name] = sub
             visit(sub, name + ".")
 
     visit(module, "")

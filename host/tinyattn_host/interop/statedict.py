@@ -19,19 +19,21 @@ without parameters). The names each kind takes:
     TransformerEncoderLayer  <prefix>.self_attn.* (as above), <prefix>.linear1.*,
                              <prefix>.linear2.*, <prefix>.norm1.*, <prefix>.norm2.*
 
-Every key of the state_dict must be used and every name found, with PyTorch's shape, or
-StateDictError says which is not. Arrays become float32 (a float32 state_dict goes through
-import and export bit for bit).
+"prefix": "" takes a bare module's own names (a state_dict of nn.TransformerEncoderLayer or
+nn.MultiheadAttention alone). Before anything is written, the shapes are followed from the
+input width through every layer (device/tinyattn/nn/flow.py). Every key of the state_dict
+must be used and every name found, with PyTorch's shape and finite values, or StateDictError
+says which is not. Arrays become float32 (a float32 state_dict goes through import and export
+bit for bit).
 """
-
-import json
-import os
 
 import numpy as np
 
 from .. import modelfile
+from ..device_modules import device_module
 from ..errors import InputError
 from ..reference import kinds, sequential  # noqa: F401  (sequential: every kind declared)
+from .arrayfiles import read_json, read_state_dict
 
 SEQUENTIAL = modelfile.SEQUENTIAL
 
@@ -42,7 +44,7 @@ class StateDictError(InputError):
 
 def param_shapes(spec):
     """{tinyattn parameter name: shape} of one layer config, in collect_params() order: the
-    device's own table (reference/kinds.py reads device/tinyattn/params.py)."""
+    device's own table (reference/kinds.py reads device/tinyattn/nn/spec.py)."""
     try:
         return kinds.param_shapes(spec)
     except (TypeError, ValueError) as err:
@@ -51,20 +53,24 @@ def param_shapes(spec):
 
 def _links(entry):
     """[(torch key, [tinyattn names, stacked along axis 0], torch shape)] of one entry: the
-    PyTorch names its kind declares (reference/kinds.py), for the parameters it has."""
+    PyTorch names its kind declares (reference/kinds.py), for the parameters it has. The
+    empty prefix takes a bare module's own names (not for a kind whose parameter is the
+    prefix itself, as PositionalEmbedding's)."""
     spec = entry["layer"]
     prefix = entry.get("prefix")
     shapes = param_shapes(spec)
     if not shapes:
         return []
-    if not prefix:
-        raise StateDictError("layer %r has parameters: its entry needs a \"prefix\"" % (spec,))
+    torch = kinds.kind(spec[0]).torch
+    if not isinstance(prefix, str) or (prefix == "" and "" in torch):
+        raise StateDictError("layer %r has parameters: its entry needs a \"prefix\"%s"
+                             % (spec, "" if "" in torch else " (\"\" for a bare state_dict)"))
     links = []
-    for suffix, names in kinds.kind(spec[0]).torch.items():
+    for suffix, names in torch.items():
         names = [n for n in names if n in shapes]
         if not names:
             continue
-        key = "%s.%s" % (prefix, suffix) if suffix else prefix
+        key = ".".join(part for part in (prefix, suffix) if part)
         shape = (sum(shapes[n][0] for n in names),) + shapes[names[0]][1:]
         if not suffix and "shape" in entry:  # the prefix itself: PyTorch's shape may differ
             shape = _same_values(key, tuple(entry["shape"]), shape)
@@ -87,7 +93,8 @@ def import_state_dict(state, layers):
     params: {"<layer index>.<name>": float32 array}, as the device's collect_params names them.
     """
     config, params, used = [], {}, set()
-    for i, entry in enumerate(_checked(layers)):
+    check_flow([entry["layer"] for entry in _checked(layers)])
+    for i, entry in enumerate(layers):
         spec = entry["layer"]
         shapes = param_shapes(spec)
         config.append(list(spec))
@@ -98,6 +105,12 @@ def import_state_dict(state, layers):
             if value.shape != torch_shape:
                 raise StateDictError("%s has shape %s, layer %d (%s) needs %s"
                                      % (key, value.shape, i, spec[0], torch_shape))
+            if value.dtype.kind not in "fiu":
+                raise StateDictError("%s holds %s values, not real numbers (layer %d, %s)"
+                                     % (key, value.dtype, i, spec[0]))
+            if not np.isfinite(value).all():
+                raise StateDictError("%s holds NaN or infinity (layer %d, %s)"
+                                     % (key, i, spec[0]))
             rows = sum(shapes[n][0] for n in names)  # (1, S, E) becomes (S, E)
             value = value.astype(np.float32).reshape((rows,) + shapes[names[0]][1:])
             row = 0
@@ -132,6 +145,17 @@ def export_state_dict(config, params, layers):
     return state
 
 
+def check_flow(config):
+    """The model's input width, after its shapes were followed through every layer
+    (device/tinyattn/flow.py); StateDictError naming the first layer that disagrees."""
+    for i, spec in enumerate(config):
+        param_shapes(spec)  # each entry's own arguments first
+    try:
+        return device_module("nn/flow").follow(config)[0]
+    except (TypeError, ValueError, IndexError) as err:
+        raise StateDictError("the description: %s" % err) from None
+
+
 def _checked(layers):
     if not isinstance(layers, list) or not all(isinstance(e, dict) and "layer" in e
                                                for e in layers):
@@ -142,8 +166,7 @@ def _checked(layers):
 
 def import_npz(npz_path, layers, model_path):
     """Write the model file `model_path` from a .npz state_dict; returns the config."""
-    with np.load(npz_path) as data:
-        state = {k: data[k] for k in data.files}
+    state = read_state_dict(npz_path)
     config, params = import_state_dict(state, layers)
     modelfile.write_model(model_path, SEQUENTIAL, {"config": config, "torch": layers}, params)
     return config
@@ -166,6 +189,5 @@ def export_npz(model_path, npz_path, layers=None):
 
 
 def read_description(path):
-    """The description from a JSON file."""
-    with open(os.fspath(path)) as f:
-        return json.load(f)
+    """The description from a JSON file (a syntax error names the file and line)."""
+    return read_json(path)

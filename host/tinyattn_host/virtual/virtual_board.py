@@ -38,7 +38,8 @@ class VirtualBoard(PtyPump):
     `start()` returns the path to connect to (also `.port`); `stop()` ends the interpreter
     and the thread. `flash_dir=None` uses a temporary folder, removed by `stop()`.
     `interpreter` defaults to `unixport.interpreter()` (which honours MICROPYTHON); `heap`
-    (for example "64m") defaults to 64m with the stand-in, the interpreter's own otherwise.
+    (for example "300k", a board without PSRAM) defaults to $VIRTUAL_HEAP, else 64m with the
+    stand-in and the interpreter's own with a real ulab.
     `.ulab` is "real" or "stand-in", `.boots` counts interpreter starts, `.banner` says both.
     """
 
@@ -47,7 +48,8 @@ class VirtualBoard(PtyPump):
         self._own_flash = flash_dir is None
         self.flash_dir = None if flash_dir is None else Path(flash_dir).resolve()
         self.ulab = "real" if unixport.has_ulab(self.interpreter) else "stand-in"
-        self.heap = heap or ("64m" if self.ulab == "stand-in" else None)
+        self.heap = heap or os.environ.get("VIRTUAL_HEAP") or (
+            "64m" if self.ulab == "stand-in" else None)
         self.port = None
         self.boots = 0
         self._proc = None

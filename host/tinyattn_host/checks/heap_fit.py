@@ -1,0 +1,76 @@
+"""How many rows of a request fit in a board's heap: the batch sizing of `make run`.
+
+A request of B rows takes about FIXED[work] + B * row_bytes(config, work) of heap on top of
+the model loaded: FACTOR[work] times the float32 values its forward keeps per input row (the NumPy
+reference's caches and output, counted on a one-row batch), FACTOR covering the device's
+temporaries and the request and reply records. The factors are upper bounds for ulab on the
+unix ports (i686 and 64-bit): tests/device/test_heap_fit_device.py runs the rows they give in
+the heap they were sized for (and fails with factors a third as large), and
+tests/e2e/test_small_heap.py runs the whole `make run` in 300 KB.
+"""
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+from ..reference.sequential import sequential_forward
+from ..interop.statedict import param_shapes
+
+FACTOR = {"forward": 1.8, "quantize": 2.2, "train": 1.8}
+FIXED = {"forward": 0, "quantize": 64 * 1024, "train": 16 * 1024}
+"""Heap a request takes whatever its rows: the code its first call imports (the int8 modules
+for QUANTIZE, the optimizer for TRAIN_STEP), which the free bytes of a model loaded lack."""
+RESERVE = 24 * 1024  # heap kept back: the link's buffers, and room for fragmentation
+MODEL_FACTOR = 5.5  # a LOAD_MODEL needs about this times its parameters' bytes free
+
+
+def rows_that_fit(free, config, asked, work):
+    """The rows (1 to `asked`) of a `work` request ("forward", "quantize" or "train") on
+    the model of `config` that fit in `free` bytes of heap (the board's, model loaded)."""
+    per_row = row_bytes(tuple(map(tuple, config)), work)
+    return max(1, min(asked, int((free - RESERVE - FIXED[work]) // per_row)))
+
+
+def model_fits(free, config):
+    """Whether a LOAD_MODEL of `config` fits in `free` bytes: the request, the model and its
+    gradients, each as large as the parameters."""
+    return free - RESERVE >= MODEL_FACTOR * 4 * parameter_count(config)
+
+
+def parameter_count(config):
+    return sum(int(np.prod(shape)) for spec in config for shape in param_shapes(spec).values())
+
+
+@lru_cache(maxsize=None)
+def row_bytes(config, work):
+    """Heap bytes one input row of a `work` request takes (config: a tuple of tuples)."""
+    config = [list(spec) for spec in config]
+    params = {"%d.%s" % (i, name): np.zeros(shape) for i, spec in enumerate(config)
+              for name, shape in param_shapes(spec).items()}
+    y, caches = sequential_forward(config, params, np.zeros((1, _input_width(config))))
+    return math.ceil(4 * FACTOR[work] * (_floats(caches) + y.size))
+
+
+def _input_width(config):
+    """Input columns of a model: its first Dense's (times a Tokens' seq_len before it)."""
+    width = 1
+    for spec in config:
+        if spec[0] == "Tokens":
+            width *= spec[1]
+        elif spec[0] == "Dense":
+            return width * spec[1]
+        elif spec[0] in ("SelfAttention", "TransformerEncoderLayer"):
+            return width * spec[1]
+    raise ValueError("no Dense or attention layer gives the input width of %r" % (config,))
+
+
+def _floats(value):
+    """The number of floats in the arrays of a nest of dicts, lists and tuples."""
+    if isinstance(value, np.ndarray):
+        return value.size
+    if isinstance(value, dict):
+        return sum(_floats(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_floats(v) for v in value)
+    return 0

@@ -1,0 +1,36 @@
+"""Board case modules (tests/board/case_*.py) run in CPython with their kernels on the
+emulated chip: the fixtures the host's reference wrote, the device package from device/ with
+its viper functions in the emulator (tinyattn_host.emulator.device_glue), check.py as on a
+board. Of each module, the cases that run kernels against the reference (named "...match...");
+the others check the glue's Python (bad arguments, the heap of MicroPython, the word size of
+the interpreter running the glue), which the unix port's runs already cover."""
+
+import importlib
+import sys
+from pathlib import Path
+
+from board_cases import case_names, write_fixtures
+from tinyattn_host.emulator.device_glue import device_package
+
+def kernel_case_names(module):
+    return [n for n in case_names(module) if "match" in n]
+
+
+def run_case(emulator, folder, module, name):
+    """Run case `module`.`name` with the fixtures in folder/module (written by write_case)."""
+    with device_package(emulator):
+        import check
+
+        check.FIXTURES = str(folder)
+        check.use(module)
+        sys.modules.pop(module, None)
+        case = importlib.import_module(module)
+        try:
+            getattr(case, name)()
+        finally:
+            del sys.modules[module]
+
+
+def write_case(folder, module, fixtures):
+    write_fixtures(Path(folder) / module, fixtures)
+    return folder

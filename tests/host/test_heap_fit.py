@@ -1,0 +1,33 @@
+"""The batch sizing of `make run` (tinyattn_host.checks.heap_fit), against counts made by hand."""
+
+import math
+
+from tinyattn_host.checks import heap_fit
+from tinyattn_host.digits import DIGITS_CONFIG
+
+DENSE = [["Dense", 4, 3, True]]
+
+
+def test_a_row_costs_its_forward_floats_times_the_factor():
+    # Dense(4, 3): the input row (4 floats, the reference's cache) and the output (3)
+    for work, factor in heap_fit.FACTOR.items():
+        assert heap_fit.row_bytes(tuple(map(tuple, DENSE)), work) == math.ceil(4 * factor * 7)
+    # Dense(4, 3) then ReLU: the input (4), the ReLU's input (3) and the output (3)
+    relu = tuple(map(tuple, DENSE + [["Activation", "relu"]]))
+    assert heap_fit.row_bytes(relu, "forward") == math.ceil(4 * heap_fit.FACTOR["forward"] * 10)
+
+
+def test_rows_fit_the_free_heap_between_one_and_the_rows_asked():
+    per_row = heap_fit.row_bytes(tuple(map(tuple, DIGITS_CONFIG)), "train")
+    free = heap_fit.RESERVE + heap_fit.FIXED["train"] + 5 * per_row
+    assert heap_fit.rows_that_fit(free, DIGITS_CONFIG, 16, "train") == 5
+    assert heap_fit.rows_that_fit(free - 1, DIGITS_CONFIG, 16, "train") == 4
+    assert heap_fit.rows_that_fit(free, DIGITS_CONFIG, 3, "train") == 3
+    assert heap_fit.rows_that_fit(0, DIGITS_CONFIG, 16, "train") == 1  # never none
+
+
+def test_a_model_fits_when_its_parameters_times_the_factor_do():
+    assert heap_fit.parameter_count(DENSE) == 15
+    need = heap_fit.RESERVE + heap_fit.MODEL_FACTOR * 4 * heap_fit.parameter_count(DIGITS_CONFIG)
+    assert heap_fit.model_fits(need, DIGITS_CONFIG)
+    assert not heap_fit.model_fits(need - 1, DIGITS_CONFIG)
