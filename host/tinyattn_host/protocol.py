@@ -142,7 +142,7 @@ class Link:
 
     `request(kind, head, arrays)` returns the reply (head, arrays) or raises DeviceError;
     a request over the device's `max_message` (HELLO tells; MAX_MESSAGE until then) goes in
-    parts (transfer.py), with `progress(done, total)` called as it goes when set.
+    parts (send_in_parts), with `progress(done, total)` called as it goes when set.
     `chunk` is the device's largest frame payload (HELLO tells; CHUNK until then).
     """
 
@@ -212,8 +212,6 @@ class Link:
 
     def request(self, kind, head=None, arrays=(), timeout=None):
         """Send a request, return the reply's (head, arrays); DeviceError on an error frame."""
-        from .transfer import send_in_parts
-
         payload = encode(head, arrays)
         if len(payload) <= self.max_message:
             try:
@@ -264,3 +262,35 @@ class Link:
 def _name(kind):
     base = MESSAGES.get(kind & ~REPLY, "0x%02x" % kind)
     return base + (" reply" if kind & REPLY and kind != REPLY else "")
+
+
+# ---- transfers: a request larger than the device's max_message, in parts ------------------
+# TRANSFER announces the message (its type, size and CRC-32); the device allocates one buffer
+# for it or answers NO_MEMORY with what it has free. Then the payload goes as PART frames of
+# the device's chunk size, each acknowledged, and the device answers the whole as one request
+# (device/tinyattn/link/transfer.py; docs/protocol.md, "Transfers").
+PROGRESS_EVERY = 64  # frames between progress calls
+
+
+def send_in_parts(link, kind, payload, timeout=None, progress=None):
+    """Send `payload` as message `kind` in parts; return the reply payload."""
+    payload = bytes(payload)
+    announce = encode({"type": kind, "bytes": len(payload),
+                                "crc": zlib.crc32(payload)})
+    seq = link.next_seq()
+    link.send_bytes(frame(TRANSFER, seq, announce))
+    link.expect_reply(TRANSFER | REPLY, seq, timeout)
+    chunk = link.chunk
+    count = max(1, -(-len(payload) // chunk))
+    for i in range(count):
+        last = i == count - 1
+        part = payload[i * chunk:(i + 1) * chunk]
+        link.send_bytes(frame(PART, seq, part, 0 if last else MORE))
+        if not last:
+            ack = link.expect_reply(ACK, seq, timeout)
+            if struct.unpack("<I", ack)[0] != (i + 1) * chunk:
+                raise ProtocolError("the device acknowledged %d bytes, %d were sent"
+                                             % (struct.unpack("<I", ack)[0], (i + 1) * chunk))
+        if progress is not None and (last or i % PROGRESS_EVERY == 0):
+            progress(min(len(payload), (i + 1) * chunk), len(payload))
+    return link.expect_reply(kind | REPLY, seq, timeout)

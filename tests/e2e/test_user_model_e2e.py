@@ -15,7 +15,7 @@ from tinyattn_host.__main__ import main
 from tinyattn_host.board.board import Board
 from tinyattn_host.checks.model_check import check_model
 from tinyattn_host.interop.statedict import import_npz, read_description
-from tinyattn_host.transfer import send_in_parts
+from tinyattn_host.protocol import send_in_parts
 from tinyattn_host.virtual import unixport
 from tinyattn_host.virtual.unixport_process import has_raw_repl
 

@@ -35,7 +35,7 @@ FAILURES = {
     "digits": (["extra"], {}, 2, "error: python -m tinyattn_host: unrecognized arguments"),
     "mip-package": (["extra"], {}, 2, "error: python -m tinyattn_host: unrecognized arguments"),
     "import-torch": (["{tmp}/none.npz", "{tmp}/layers.json", "-o", "{tmp}/m.bin"], {}, 1,
-                     "error: [Errno 2] No such file or directory"),
+                     "error: {tmp}/none.npz: No such file or directory"),
     "export-torch": (["{tmp}/bad.bin", "-o", "{tmp}/out.npz"], {}, 1,
                      "error: {tmp}/bad.bin is not a tinyattn model file"),
     "check-model": (["{tmp}/bad.bin", "{tmp}/x.npy"], {}, 1,
@@ -81,6 +81,8 @@ def test_a_deploy_that_fails_inside_board_open_is_one_line(monkeypatch, capsys):
 class RefusingBoard:
     """A Board whose device refuses every request, as it refuses a model it cannot load."""
 
+    progress = None
+
     def __init__(self, **kwargs):
         pass
 
@@ -92,6 +94,9 @@ class RefusingBoard:
 
     def start_link(self):
         return self
+
+    def hello(self):
+        return {"free": 8 << 20}
 
     def request(self, kind, head, arrays=None):
         raise protocol.DeviceError(7, "config entry 0: Dense wants 2 sizes")
