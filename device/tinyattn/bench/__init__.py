@@ -20,6 +20,7 @@ import time
 import ulab
 from ulab import numpy as np
 
+from ..link.timing import median
 from ..nn.attention import Attention
 from .fit import fits
 from .plan import (IRIS_BATCHES, LARGEST_E, LARGEST_H, LARGEST_LIMIT, MARK, PATHS,
@@ -59,10 +60,7 @@ def medians(calls, repeats=5, budget=1.0):
             gc.collect()
             times[name].append(_seconds(calls[name]))
     for name, seconds in times.items():
-        seconds = sorted(seconds[1:])
-        middle = len(seconds) // 2
-        found[name] = (seconds[middle] if len(seconds) % 2 else
-                       (seconds[middle - 1] + seconds[middle]) / 2, rounds)
+        found[name] = (median(seconds[1:]), rounds)
     return found
 
 

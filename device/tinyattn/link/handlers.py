@@ -13,6 +13,7 @@ import time
 from .. import __version__
 from .framing import LinkError
 from .records import expect, field, integers, matrix, only, require_finite
+from .timing import median
 from .wire import (ATTENTION, BAD_VALUE, BENCH, BENCH_BUDGET_MS, CHUNK, FORWARD, FORWARD_INT8,
                    GET_WEIGHTS, HELLO, LOAD_MODEL, LOAD_QMODEL, MAX_HEAD, MAX_MESSAGE,
                    MAX_REPEAT, MAX_SCORES, MAX_SEQ_LEN, NO_MODEL, PROTOCOL, QUANTIZE, STATUS,
@@ -264,8 +265,7 @@ def _median_us(call, repeat):
         times.append(time.ticks_diff(time.ticks_us(), start))
         if time.ticks_diff(budget, time.ticks_ms()) < 0:
             break
-    times.sort()
-    return times[len(times) // 2]
+    return int(median(times))
 
 
 def _weights_finite(model):
