@@ -19,7 +19,6 @@ from ..board.board import Board, DeviceReset
 from ..board.ports import choose
 from ..errors import UsageError
 from .progress import Progress
-from .run_report import write_report  # noqa: F401  (run_command's; tests import it here)
 from ..reference.sequential import int8_forward, int8_layers, sequential_forward
 from ..reference.training import SGD, Adam, accuracy, train, train_step
 from ..device_modules import device_module

@@ -24,7 +24,7 @@ import numpy as np
 from . import int8
 from .int8 import INT32_MAX, Int32Overflow, int32
 
-_CONSTANTS = integer.device_module("int8/constants")  # the kernels' own
+_CONSTANTS = int8.device_module("int8/constants")  # the kernels' own
 NORM_FRACTION = _CONSTANTS.NORM_FRACTION
 """Bits after the point of the normalised value z = xhat 2^12."""
 MAX_NORM_WIDTH = _CONSTANTS.MAX_NORM_WIDTH
