@@ -46,7 +46,7 @@ def save(model, path):
         raise ValueError("model must be a Sequential, got %s" % type(model).__name__)
     if not isinstance(path, str):
         raise ValueError("path must be a str, got %r" % (path,))
-    arrays = [(name, param) for name, param, _ in model.collect_params()]
+    arrays = [(name, param) for name, param, _ in model.collect_params(False)]
     write_file(path, SEQUENTIAL, {"config": model.config()}, arrays)
 
 
@@ -100,7 +100,7 @@ def model_from(config, shapes, fill):
 
     check_arrays(config, shapes)
     model = Sequential.from_config(config, seed=0)
-    for name, param, _ in model.collect_params():
+    for name, param, _ in model.collect_params(False):
         fill(name, param)
     return model
 

@@ -3,7 +3,12 @@
 Every layer has `forward(x, training=False)` and `backward(grad_out)` (the gradient of its
 input; gradients of parameters accumulate, +=), `collect_params()` -> [(name, param, grad)],
 `zero_grad()`, `config()` -> [kind, *constructor arguments] and `clear_caches()`, which drops
-what forward kept for backward. `Layer` gives the defaults of a layer without parameters.
+what forward kept for backward. `Layer` gives the defaults, and the memory rule of every kind:
+
+- `forward(x, training=False)` keeps nothing: only `training=True` keeps what backward needs.
+- Gradient buffers are made on first need: by backward, zero_grad or collect_params() (which
+  an optimizer takes). A model that is only run (loaded, then forward) has none, so it holds
+  its weights only. `collect_params(grads=False)` names the parameters without making them.
 """
 
 KINDS = {
@@ -21,10 +26,25 @@ class Layer:
     The parameters (names and shapes) of each kind of KINDS are in params.SHAPES."""
 
     seeded = False
+    PARAMS = ()  # the names of its parameter attributes (None for an absent bias); "d" + name
+    # is the attribute of each one's gradient
 
-    def collect_params(self):
-        """The (name, param, grad) groups an optimizer updates."""
-        return []
+    def collect_params(self, grads=True):
+        """The (name, param, grad) groups an optimizer updates, in PARAMS order; the gradient
+        buffers (zeros) are made now if they are not yet. grads=False: none is made, and grad
+        is None where there is none yet."""
+        groups = []
+        for name in self.PARAMS:
+            param = getattr(self, name)
+            if param is not None:
+                grad = getattr(self, "d" + name, None)
+                if grad is None and grads:
+                    from ulab import numpy as np
+
+                    grad = np.zeros(param.shape)
+                    setattr(self, "d" + name, grad)
+                groups.append((name, param, grad))
+        return groups
 
     def zero_grad(self):
         """Set every gradient to zero."""

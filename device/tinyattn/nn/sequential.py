@@ -28,11 +28,12 @@ class Sequential(Layer):
             grad_out = layer.backward(grad_out)
         return grad_out
 
-    def collect_params(self):
-        """(name, param, grad) of every layer, named "<layer index>.<name>", e.g. "0.W"."""
+    def collect_params(self, grads=True):
+        """(name, param, grad) of every layer, named "<layer index>.<name>", e.g. "0.W"
+        (grads: see layer.Layer.collect_params)."""
         groups = []
         for i, layer in enumerate(self.layers):
-            for name, param, grad in layer.collect_params():
+            for name, param, grad in layer.collect_params(grads):
                 groups.append(("%d.%s" % (i, name), param, grad))
         return groups
 
@@ -43,7 +44,7 @@ class Sequential(Layer):
 
     def num_params(self):
         """How many numbers the parameters hold."""
-        return sum(p.size for _, p, _ in self.collect_params())
+        return sum(p.size for _, p, _ in self.collect_params(False))
 
     def config(self):
         """The list of the layers' configs."""
