@@ -154,7 +154,7 @@ BAD_INPUT = [
     ("LayerNorm(4).forward(5 columns)", lambda: LayerNorm(4).forward(np.zeros((2, 5))),
      ["x", "4 columns", "5"]),
     ("LayerNorm(4).backward first", lambda: LayerNorm(4).backward(np.zeros((2, 4))),
-     ["backward() called before forward()"]),
+     ["backward() needs a forward(x, training=True)"]),
     ("PositionalEmbedding(4, 8).forward(6 rows)",
      lambda: PositionalEmbedding(4, 8).forward(np.zeros((6, 8))), ["6 rows", "4"]),
     ("PositionalEmbedding(0, 8)", lambda: PositionalEmbedding(0, 8), ["seq_len", "0"]),
@@ -174,7 +174,7 @@ BAD_INPUT = [
      ["mask", "(1, 4)"]),
     ("Sequential of a Conv", lambda: Sequential.from_config([["Conv", 3]]),
      ["unknown layer kind", "Conv"]),
-    ("backward twice", _backward_twice, ["backward() called before forward()"]),
+    ("backward twice", _backward_twice, ["backward() needs a forward(x, training=True)"]),
 ]
 
 

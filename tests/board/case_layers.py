@@ -193,7 +193,7 @@ def test_bad_input_gets_a_clear_value_error():
             ("Dense x 5 columns", lambda: Dense(4, 3).forward(np.zeros((2, 5))),
              ["x", "4 columns", "5"]),
             ("Dense backward first", lambda: Dense(4, 3).backward(np.zeros((2, 3))),
-             ["backward() called before forward()"]),
+             ["backward() needs a forward(x, training=True)"]),
             ("Dense grad_out (3, 3)", backward_bad_shape, ["grad_out", "(2, 3)"]),
             ("Activation('swish')", lambda: Activation("swish"), ["relu", "swish"]),
             ("Tokens(3) 32 columns", lambda: Tokens(3).forward(np.zeros((2, 32))),
