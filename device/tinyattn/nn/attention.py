@@ -220,7 +220,7 @@ class Attention(Layer):
         dx (dkv) over dQ (dK), a block at a time, and the layer lets them go.
         """
         if self.Q_cache is None:
-            raise ValueError("backward() needs a forward(x, training=True) before it")
+            raise ValueError("backward() called before forward(x, training=True)")
         B, S, S_kv, mask, causal_keep = self._layout
         E = self.embed_dim
         shape = getattr(grad_out, "shape", None)

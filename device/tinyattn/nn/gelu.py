@@ -50,7 +50,7 @@ class Gelu(Layer):
         """grad_out (Phi(x) + x phi(x)), phi(x) = exp(-x^2 / 2) / sqrt(2 pi)."""
         x = self.x_cache
         if x is None:
-            raise ValueError("backward() needs a forward(x, training=True) before it")
+            raise ValueError("backward() called before forward(x, training=True)")
         shape = getattr(grad_out, "shape", None)
         if shape != x.shape:
             raise ValueError("grad_out must have shape %r, got %r" % (x.shape, shape))

@@ -253,7 +253,7 @@ class GlobalAvgPool(Layer):
 
 def _cached(value):
     if value is None:
-        raise ValueError("backward() needs a forward(x, training=True) before it")
+        raise ValueError("backward() called before forward(x, training=True)")
     return value
 
 

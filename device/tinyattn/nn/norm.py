@@ -44,7 +44,7 @@ class LayerNorm(Layer):
         inv * (d - mean(d) - xhat * mean(d xhat)) with d = grad_out * gamma, means per row."""
         xhat, inv = self.xhat_cache, self.inv_cache
         if xhat is None:
-            raise ValueError("backward() needs a forward(x, training=True) before it")
+            raise ValueError("backward() called before forward(x, training=True)")
         rows, E = xhat.shape
         shape = getattr(grad_out, "shape", None)
         if shape != (rows, E):

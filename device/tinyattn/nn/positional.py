@@ -43,7 +43,7 @@ class PositionalEmbedding(Layer):
         """dP += the sum of grad_out over the sequences; returns grad_out (dx = grad_out)."""
         B = self._batch
         if B is None:
-            raise ValueError("backward() needs a forward(x, training=True) before it")
+            raise ValueError("backward() called before forward(x, training=True)")
         S, E = self.seq_len, self.embed_dim
         shape = getattr(grad_out, "shape", None)
         if shape != (B * S, E):
