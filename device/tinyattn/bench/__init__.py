@@ -131,7 +131,7 @@ def held_bytes(E, H, S, x, checkpoint=False):
     layer = Attention(E, H, checkpoint=checkpoint, seed=1)
     gc.collect()
     before = gc.mem_alloc()
-    layer.forward(x, S)
+    layer.forward(x, S, training=True)
     gc.collect()
     return gc.mem_alloc() - before
 
