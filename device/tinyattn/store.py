@@ -66,8 +66,10 @@ def load(path):
     stored = dict((name, value) for name, _, value in arrays)
     shapes = dict((name, shape if _is_float(value) else "integer")
                   for name, shape, value in arrays)
-    def fill(name, param):
-        param[:] = stored[name]
+    arrays = None
+
+    def fill(name, param):  # each array read goes once copied: the heap holds ~1x the weights
+        param[:] = stored.pop(name)
 
     try:
         return model_from(meta["config"], shapes, fill)
@@ -99,10 +101,7 @@ def model_from(config, shapes, fill):
     from .nn.sequential import Sequential
 
     check_arrays(config, shapes)
-    model = Sequential.from_config(config, seed=0)
-    for name, param, _ in model.collect_params(False):
-        fill(name, param)
-    return model
+    return Sequential.from_config(config, seed=0, fill=fill)
 
 
 def write_file(path, kind, meta, arrays):

@@ -51,9 +51,11 @@ class Sequential(Layer):
         return [layer.config() for layer in self.layers]
 
     @staticmethod
-    def from_config(config, seed=None):
+    def from_config(config, seed=None, fill=None):
         """A Sequential built from `config()` output (fresh weights from `seed`); ValueError
-        naming the config entry that is not a valid one."""
+        naming the config entry that is not a valid one. fill(name, param), when given, is
+        called for each parameter of a layer as soon as that layer is made (names as
+        collect_params gives them), so a loader can free each array it copied in."""
         if not isinstance(config, (list, tuple)) or not config:
             raise ValueError("config must be a non-empty list of layer entries, got %r"
                              % (config,))
@@ -65,4 +67,6 @@ class Sequential(Layer):
                 layers.append(build(spec, rng))
             except (TypeError, ValueError) as err:
                 raise ValueError("config entry %d: %r: %s" % (i, spec, err))
+            for name, param, _ in layers[-1].collect_params(False) if fill else ():
+                fill("%d.%s" % (i, name), param)
         return Sequential(layers)
