@@ -3,7 +3,7 @@ deployed, .mpy, at a given -X heapsize=):
 
     micropython one_sample.py MODEL_FILE [trainable]
 
-prints "inference N": the bytes the loaded model holds (weights only: a model that is only
+prints "params N" (how many numbers the weights hold), "inference N": the bytes the loaded model holds (weights only: a model that is only
 run has no gradient buffers), after one sample ran; with `trainable`, the model's modules are
 imported first (so N counts the model only), and it also prints "trainable N": the same
 after collect_params() (what an optimizer takes) made its gradients.
@@ -39,6 +39,7 @@ gc.collect()
 base = gc.mem_alloc()
 model, shape = one_sample(sys.argv[1])
 print("output", shape)
+print("params", model.num_params())
 gc.collect()
 print("inference", gc.mem_alloc() - base)
 if figures:
