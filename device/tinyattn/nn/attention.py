@@ -125,11 +125,11 @@ class Attention(Layer):
         K = _project(source, self.Wk, self.bk)
         V = _project(source, self.Wv, self.bv)
         ctx = np.zeros((B * S, E))
-        keeps_A = not self.checkpoint if training else self.keep_weights
-        A_cache = np.zeros((B * H * S, S_kv)) if keeps_A else None
+        A_cache = np.zeros((B * H * S, S_kv)) \
+            if (not self.checkpoint if training else self.keep_weights) else None
         dropping = training and self.dropout > 0.0
         rng = self._dropout_rng
-        dropout_state = rng.state() if dropping else None
+        self._dropout_state = rng.state() if dropping else None
         for block, allowed, q0, q1, k0, k1, c0, c1 in self._blocks(B, S, S_kv, mask, causal_keep):
             A = self._weights(Q[q0:q1, c0:c1], K[k0:k1, c0:c1], allowed)
             if A_cache is not None:
@@ -142,14 +142,14 @@ class Attention(Layer):
             part += np.dot(A, V[k0:k1, c0:c1])  # ctx is zero there: the product itself
             A = None  # before the next block's weights are made
 
-        self.clear_caches()
-        self.A_cache = A_cache
         if training:
             self.x_cache, self.kv_cache = x, kv
             self.Q_cache, self.K_cache, self.V_cache = Q, K, V
             self.ctx_cache = ctx
             self._layout = (B, S, S_kv, mask, causal_keep)
-            self._dropout_state = dropout_state
+        else:
+            self.clear_caches()
+        self.A_cache = A_cache
         Q = K = V = None
         return _project(ctx, self.Wo, self.bo)
 

@@ -159,10 +159,6 @@ class Tokens(Layer):
         _require_shape("grad_out", grad_out, (B * self.seq_len, cols))
         return grad_out.reshape((B, self.seq_len * cols))
 
-    def clear_caches(self):
-        """Forget the last batch size."""
-        self._batch = None
-
     def config(self):
         """["Tokens", seq_len]."""
         return ["Tokens", self.seq_len]
@@ -241,10 +237,6 @@ class GlobalAvgPool(Layer):
         for s in range(S):
             dx[:, s * E:(s + 1) * E] = share
         return dx.reshape((B * S, E))
-
-    def clear_caches(self):
-        """Forget the last batch shape."""
-        self._shape = None
 
     def config(self):
         """["GlobalAvgPool", seq_len]."""
