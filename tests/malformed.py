@@ -10,7 +10,8 @@ from tinyattn_host import protocol as P
 from tinyattn_host.checks.run_check import IRIS_CONFIG
 
 W = P.wire
-REQUESTS = [kind for kind in P.MESSAGES if kind not in (P.EXIT, P.ACK, P.ERROR)]
+# The messages that carry a record (PART frames carry raw bytes of a TRANSFER, EXIT nothing)
+REQUESTS = [kind for kind in P.MESSAGES if kind not in (P.EXIT, P.ACK, P.ERROR, P.PART)]
 LENIENT = [b'{"a":}', b'{"a" 1}', b'{,}', b'{"a":1,}', b'{"attention": true,}', b'{"a"}',
            b'{"lr": 0.1 "optimizer": "sgd"}', b'{"batch": 01}', b'{1: 2}', b'{"x": [1 2]}',
            b'{"x": [1,,2]}', b'{"s": "\\x"}', b'{"s": "\x01"}', b'{"a": 1.}',

@@ -27,6 +27,10 @@ MAGIC, HEADER, CHUNK, MORE, PROTOCOL, REPLY = (wire.MAGIC, wire.HEADER, wire.CHU
                                                wire.PROTOCOL, wire.REPLY)
 HELLO, STATUS, EXIT, ACK, ERROR = wire.HELLO, wire.STATUS, wire.EXIT, wire.ACK, wire.ERROR
 TRANSFER, PART = wire.TRANSFER, wire.PART
+PROGRESS_EVERY = 64  # PART frames between progress calls
+# How long a request waits for its reply: it bounds a failure only (a 40-row digits batch on
+# the ulab stand-in takes over 20 s on a loaded 2-core machine; a board answers in ms).
+REPLY_SECONDS = 60.0
 ATTENTION, LOAD_MODEL, FORWARD, TRAIN_STEP = (wire.ATTENTION, wire.LOAD_MODEL, wire.FORWARD,
                                               wire.TRAIN_STEP)
 GET_WEIGHTS, BENCH, QUANTIZE = wire.GET_WEIGHTS, wire.BENCH, wire.QUANTIZE
@@ -143,11 +147,11 @@ class Link:
 
     `request(kind, head, arrays)` returns the reply (head, arrays) or raises DeviceError;
     a request over the device's `max_message` (HELLO tells; MAX_MESSAGE until then) goes in
-    parts (transfer.py), with `progress(done, total)` called as it goes when set.
+    parts (request_in_parts), with `progress(done, total)` called as it goes when set.
     `chunk` is the device's largest frame payload (HELLO tells; CHUNK until then).
     """
 
-    def __init__(self, port, timeout=20.0):
+    def __init__(self, port, timeout=REPLY_SECONDS):
         self.port = port
         self.timeout = timeout
         self.chunk = CHUNK
@@ -213,8 +217,6 @@ class Link:
 
     def request(self, kind, head=None, arrays=(), timeout=None):
         """Send a request, return the reply's (head, arrays); DeviceError on an error frame."""
-        from .transfer import send_in_parts
-
         payload = encode(head, arrays)
         if len(payload) <= self.max_message:
             try:
@@ -222,7 +224,36 @@ class Link:
             except DeviceError as err:  # the device's free heap shrank since HELLO
                 if err.name != "TOO_BIG":
                     raise
-        return decode(send_in_parts(self, kind, payload, timeout, self.progress))
+        return decode(self.request_in_parts(kind, payload, timeout))
+
+    def request_in_parts(self, kind, payload, timeout=None):
+        """Send `payload` as message `kind` in parts; return the reply payload.
+
+        TRANSFER announces the message (its type, size and CRC-32); the device allocates one
+        buffer for it or answers NO_MEMORY with what it has free. Then the payload goes as PART
+        frames of the device's chunk size, each acknowledged, and the device answers the whole
+        as one request (device/tinyattn/link/transfer.py; docs/protocol.md, "Transfers").
+        `self.progress(done, total)` is called as the bytes go (a Progress line on a terminal).
+        """
+        payload = bytes(payload)
+        seq = self.next_seq()
+        announce = encode({"type": kind, "bytes": len(payload), "crc": zlib.crc32(payload)})
+        self.send_bytes(frame(TRANSFER, seq, announce))
+        self.expect_reply(TRANSFER | REPLY, seq, timeout)
+        chunk = self.chunk
+        count = max(1, -(-len(payload) // chunk))
+        for i in range(count):
+            last = i == count - 1
+            self.send_bytes(frame(PART, seq, payload[i * chunk:(i + 1) * chunk],
+                                  0 if last else MORE))
+            if not last:
+                acked = struct.unpack("<I", self.expect_reply(ACK, seq, timeout))[0]
+                if acked != (i + 1) * chunk:
+                    raise ProtocolError("the device acknowledged %d bytes, %d were sent"
+                                        % (acked, (i + 1) * chunk))
+            if self.progress is not None and (last or i % PROGRESS_EVERY == 0):
+                self.progress(min(len(payload), (i + 1) * chunk), len(payload))
+        return self.expect_reply(kind | REPLY, seq, timeout)
 
     def request_raw(self, kind, payload, timeout=None):
         """Send a raw payload (chunked, each chunk acknowledged); return the reply payload."""

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -16,6 +17,8 @@ from tinyattn_host.virtual import unixport
 from tinyattn_host.board.board import Board
 from tinyattn_host.errors import BoardError
 from tinyattn_host.virtual.unixport_process import has_raw_repl
+
+from repl_line import DEADLINE
 
 needs_virtual_board = pytest.mark.skipif(
     not has_raw_repl(unixport.interpreter()),
@@ -34,7 +37,7 @@ def start(command, *args, **kwargs):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
 
 
-def one_line_error(process, timeout=60):
+def one_line_error(process, timeout=DEADLINE):
     out, err = process.communicate(timeout=timeout)
     assert process.returncode == 2, out + err
     assert "Traceback" not in err and err.count("\n") == 1 and err.startswith("error: "), err
@@ -98,7 +101,7 @@ def alive(pid):
         return False
 
 
-def wait_for(condition, timeout=60):
+def wait_for(condition, timeout=DEADLINE):
     deadline = time.monotonic() + timeout
     while not condition() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -114,6 +117,12 @@ def test_a_board_that_fails_to_open_leaves_nothing_running(tmp_path):
     assert set(descendants(os.getpid())) == before
 
 
+# What each command prints once it is in the middle of its work (a deploy copying files;
+# the bench measuring).
+MID_WORK = {"deploy": "  copied /lib/tinyattn/", "run": "  copied /lib/tinyattn/",
+            "repl": "  copied /lib/tinyattn/", "bench": " measured"}
+
+
 @needs_virtual_board
 @pytest.mark.parametrize("command, how", [("deploy", signal.SIGTERM), ("deploy", signal.SIGKILL),
                                           ("run", signal.SIGTERM), ("repl", signal.SIGHUP),
@@ -121,17 +130,30 @@ def test_a_board_that_fails_to_open_leaves_nothing_running(tmp_path):
 def test_a_killed_command_leaves_nothing_running(tmp_path, command, how):
     """As `timeout` (SIGTERM), a closed terminal (SIGHUP) or kill -9 end it, mid-way."""
     flash = ["--flash", str(tmp_path)] if command in ("deploy", "repl") else []
-    process = start(command, "--port", "virtual", *flash, stdin=subprocess.DEVNULL)
+    process = subprocess.Popen([sys.executable, "-m", *COMMANDS[command], "--port", "virtual",
+                                *flash], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    lines = []
+
+    def read_output():
+        for line in process.stdout:
+            lines.append(line)
+
+    reader = threading.Thread(target=read_output, daemon=True)
+    reader.start()
     try:
-        wait_for(lambda: descendants(process.pid))  # its virtual board's interpreter runs
-        time.sleep(1.0)  # into the middle of its work
+        wait_for(lambda: any(MID_WORK[command] in line for line in lines)
+                 or process.poll() is not None)
+        assert process.poll() is None, "".join(lines)  # still at work
         left = descendants(process.pid)
+        assert left, "".join(lines)  # its board's interpreter, at least
         process.send_signal(how)
-        process.communicate(timeout=60)
-        wait_for(lambda: not any(alive(pid) for pid in left), timeout=10)
+        process.wait(timeout=DEADLINE)
+        wait_for(lambda: not any(alive(pid) for pid in left))
     finally:
         process.kill()
-        process.communicate()
+        process.wait()
+        reader.join(timeout=DEADLINE)
 
 
 @needs_virtual_board

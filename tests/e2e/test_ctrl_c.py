@@ -1,12 +1,12 @@
 """Ctrl-C on the virtual board, as on a board: running code stops with KeyboardInterrupt (a
-loop, the demo, a looping main.py that mpremote must get past), and a program that turned
-Ctrl-C off (the link, kbd_intr(-1)) gets the byte as data."""
+loop, the demo, a looping main.py that mpremote must get past, MicroPython behind a wrapper
+command), and a program that turned Ctrl-C off (the link, kbd_intr(-1)) gets the byte as
+data."""
 
 import shutil
 import struct
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -18,8 +18,10 @@ from tinyattn_host.virtual import unixport
 from tinyattn_host.board.board import Board
 from tinyattn_host.checks.run_check import IRIS_CONFIG, random_model
 from tinyattn_host.reference.sequential import sequential_forward
-from tinyattn_host.virtual.unixport_process import catches_sigint, has_raw_repl
+from tinyattn_host.virtual.unixport_process import has_raw_repl
 from tinyattn_host.virtual.virtual_board import VirtualBoard
+
+from repl_line import friendly, read_until, wait_for_handler, wait_until
 
 pytestmark = pytest.mark.skipif(
     not has_raw_repl(unixport.interpreter()),
@@ -28,44 +30,48 @@ pytestmark = pytest.mark.skipif(
 DEVICE_PACKAGE = Path(__file__).resolve().parents[2] / "device" / "tinyattn"
 
 
-def read_until(line, ending, timeout=20, after=b""):
-    """Bytes from the port until `ending` shows up (after `after`, when given)."""
-    data = b""
-    deadline = time.monotonic() + timeout
-    while ending not in (data.partition(after)[2] if after else data) \
-            and time.monotonic() < deadline:
-        data += line.read(line.in_waiting or 1)
-    return data
+# A command that runs the interpreter as its child and catches SIGINT itself (its own
+# SigCgt says nothing about MicroPython's). Its child starts with SIGINT ignored, as the
+# virtual board starts its interpreters.
+WRAPPER = """#!{python}
+import signal, subprocess, sys
+signal.signal(signal.SIGINT, lambda *_: None)
+sys.exit(subprocess.call([{real!r}, *sys.argv[1:]],
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)))
+"""
 
 
-def friendly(line):
-    """Get the friendly REPL's prompt on an open port."""
-    line.write(b"\r\x02")
-    assert b">>> " in read_until(line, b">>> ")
-    time.sleep(0.5)
-    line.reset_input_buffer()
-
-
-def wait_for_handler(board, installed=True, timeout=10):
-    deadline = time.monotonic() + timeout
-    while catches_sigint(board.pid) != installed and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert catches_sigint(board.pid) == installed
-
-
-def test_ctrl_c_stops_a_loop_and_the_repl_goes_on(virtual_board):
-    pid = virtual_board.pid
-    with serial.Serial(virtual_board.port, timeout=0.05) as line:
+def interrupt_a_loop(board):
+    """Start a loop at the friendly REPL, Ctrl-C it; the REPL goes on with its variables."""
+    pid = board.pid
+    with serial.Serial(board.port, timeout=0.05) as line:
         friendly(line)
-        line.write(b"n = 0\rwhile True: n += 1\r\r")
-        wait_for_handler(virtual_board)
-        time.sleep(0.2)
+        line.write(b"n = 0\rwhile True: n += 1\r\r")  # typed ahead, as a board takes it
+        wait_for_handler(board)  # the loop runs
         line.write(b"\x03")
         answer = read_until(line, b">>> ", after=b"KeyboardInterrupt")
         assert answer.endswith(b"KeyboardInterrupt: \r\n>>> "), answer
         line.write(b"print(n > 0)\r")
         assert b"True\r\n" in read_until(line, b">>> ")
-    assert virtual_board.pid == pid  # interrupted, not rebooted
+    assert board.pid == pid  # interrupted, not rebooted
+
+
+def test_ctrl_c_stops_a_loop_and_the_repl_goes_on(virtual_board):
+    interrupt_a_loop(virtual_board)
+
+
+def test_ctrl_c_reaches_micropython_behind_a_wrapper(start_virtual_board, tmp_path):
+    wrapper = tmp_path / "micropython-wrapper"
+    wrapper.write_text(WRAPPER.format(python=sys.executable, real=unixport.interpreter()))
+    wrapper.chmod(0o755)
+    board = start_virtual_board(interpreter=str(wrapper))
+
+    def command():
+        return Path("/proc/%d/cmdline" % board.pid).read_bytes().split(b"\0")
+
+    wait_until(lambda: str(wrapper).encode() not in command())  # once the wrapper started it
+    assert unixport.interpreter().encode() in command()  # the process that runs MicroPython
+    interrupt_a_loop(board)
 
 
 def test_ctrl_c_stops_the_demo(virtual_board):
@@ -73,7 +79,7 @@ def test_ctrl_c_stops_the_demo(virtual_board):
     with serial.Serial(virtual_board.port, timeout=0.05) as line:
         friendly(line)
         line.write(b"import tinyattn\rtinyattn.demo()\r")
-        started = read_until(line, b"epoch   1/100", timeout=120)
+        started = read_until(line, b"epoch   1/100")
         assert b"epoch   1/100" in started, started
         line.write(b"\x03")
         answer = read_until(line, b">>> ", after=b"KeyboardInterrupt")

@@ -1,15 +1,21 @@
 """make deploy on the virtual board: .mpy files, skipping, the demo, mip; and the ESP32-S3 build."""
 
 import hashlib
+import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
-from mpremote.transport_serial import SerialTransport
 
 from tinyattn_host.board import deploy as deploy_module
 from tinyattn_host.board import mip_package
+from mpremote.transport import TransportError
+
 from tinyattn_host.board.deploy import DeployError, MpyFormat, deploy
+from tinyattn_host.board.transport import open_transport
 from tinyattn_host.virtual.unixport import DEVICE_DIR, ROOT, interpreter
 from tinyattn_host.virtual.unixport_process import has_raw_repl
 
@@ -26,7 +32,7 @@ def quiet(*_):
 
 def run_on(board, code, timeout=300):
     """Run code in the board's raw REPL; return its output (raise on an exception)."""
-    transport = SerialTransport(board.port, 115200)
+    transport = open_transport(board.port)
     try:
         transport.enter_raw_repl()
         out, err = transport.exec_raw(code, timeout=timeout)
@@ -94,7 +100,7 @@ def test_py_deploy_replaces_the_mpy_files(virtual_board):
 
 @needs_virtual_board
 def test_deploy_accepts_an_open_transport(virtual_board):
-    transport = SerialTransport(virtual_board.port, 115200)
+    transport = open_transport(virtual_board.port)
     try:
         transport.enter_raw_repl()
         done = deploy(transport, out=quiet)
@@ -103,6 +109,28 @@ def test_deploy_accepts_an_open_transport(virtual_board):
     finally:
         transport.close()
     assert done.version == "0.1.0"
+
+
+@needs_virtual_board
+def test_a_board_gone_silent_is_an_error_not_a_hang(virtual_board):
+    """mpremote reads a pty without a deadline of its own: a board that went silent must end
+    the deploy with an error (a command: one line, exit 2) within its deadlines."""
+    os.kill(virtual_board.pid, signal.SIGSTOP)  # frozen: it reads nothing, prints nothing
+    ended = []
+
+    def deploy_in_thread():
+        try:
+            deploy(virtual_board.port, out=quiet)
+        except Exception as err:  # what ended it
+            ended.append(err)
+
+    started = time.monotonic()
+    thread = threading.Thread(target=deploy_in_thread, daemon=True)
+    thread.start()
+    thread.join(timeout=180)  # mpremote's own deadlines (10 s a wait) hold well within it
+    assert not thread.is_alive(), "deploy still waiting after %.0f s" % (time.monotonic()
+                                                                         - started)
+    assert len(ended) == 1 and isinstance(ended[0], TransportError), ended
 
 
 @needs_virtual_board

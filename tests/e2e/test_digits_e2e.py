@@ -6,7 +6,8 @@ import pytest
 from tinyattn_host.virtual import unixport
 from tinyattn_host.board.board import Board
 from tinyattn_host.checks.digits_check import check_digits
-from tinyattn_host.checks.run_check import Check, write_report
+from tinyattn_host.checks.run_check import Check
+from tinyattn_host.checks.run_report import write_report
 from tinyattn_host.virtual.unixport_process import has_raw_repl
 
 pytestmark = pytest.mark.skipif(

@@ -6,7 +6,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -16,8 +15,12 @@ from tinyattn_host import protocol as P
 from tinyattn_host.virtual import unixport
 from tinyattn_host.board.board import Board
 from tinyattn_host.errors import BoardError
-from tinyattn_host.checks.run_check import IRIS_CONFIG, Check, write_report
+from tinyattn_host.checks.run_check import IRIS_CONFIG, Check
+from tinyattn_host.checks.run_report import write_report
+from tinyattn_host.virtual.process_state import LINE, waits_for_input
 from tinyattn_host.virtual.unixport_process import has_raw_repl
+
+from repl_line import DEADLINE, wait_until
 
 pytestmark = pytest.mark.skipif(
     not has_raw_repl(unixport.interpreter()),
@@ -69,9 +72,12 @@ def test_host_vanishing_mid_message_then_the_device_returns_to_the_repl(virtual_
         link.send_bytes(part)  # half a message, then the host is gone
         first.transport.serial.close()
         first.transport = None
-    time.sleep(2.5)  # longer than the silence timeout: the device is back at the REPL
+    # after the silence timeout the device is back at the REPL, which reads a byte at a time
+    # (the link waits in a poll)
+    wait_until(lambda: waits_for_input(virtual_board.pid) == LINE)
     done = subprocess.run([sys.executable, "-m", "mpremote", "connect", virtual_board.port,
-                           "exec", "print(6 * 7)"], capture_output=True, text=True, timeout=60)
+                           "exec", "print(6 * 7)"], capture_output=True, text=True,
+                          timeout=DEADLINE)
     assert done.stdout.strip() == "42", done.stdout + done.stderr
     with Board(port=virtual_board.port, out=quiet) as again:
         assert again.start_link().hello()["tinyattn"] == "0.1.0"
@@ -84,9 +90,7 @@ def test_a_reset_mid_run_is_reported_and_the_run_goes_on(board):
         if (model, index) == ("trained", 1):
             pid = board.virtual_board.pid
             board.virtual_board.hard_reset()
-            deadline = time.monotonic() + 10
-            while board.virtual_board.pid in (pid, None) and time.monotonic() < deadline:
-                time.sleep(0.02)
+            wait_until(lambda: board.virtual_board.pid not in (pid, None))
 
     summary = Check(board, batch_size=50, out=lines.append, progress=False,
                     on_batch=reset_once).run()

@@ -15,7 +15,6 @@ from tinyattn_host.__main__ import main
 from tinyattn_host.board.board import Board
 from tinyattn_host.checks.model_check import check_model
 from tinyattn_host.interop.statedict import import_npz, read_description
-from tinyattn_host.transfer import send_in_parts
 from tinyattn_host.virtual import unixport
 from tinyattn_host.virtual.unixport_process import has_raw_repl
 
@@ -147,7 +146,7 @@ def test_messages_over_max_message_go_in_parts(psram_board):
         refused.append((err.value.name, err.value.message))
         _, again = link.request(P.FORWARD, {}, {"x": x[:5]})  # still serving
         assert np.allclose(again["logits"], got["logits"][:5])
-        _, back = P.decode(send_in_parts(link, P.FORWARD, P.encode({}, {"x": x[:5]})))
+        _, back = P.decode(link.request_in_parts(P.FORWARD, P.encode({}, {"x": x[:5]})))
         assert np.array_equal(back["logits"], again["logits"])
     assert refused[0] == ("BAD_PAYLOAD", "PART of seq %d without its TRANSFER" % orphan)
     assert refused[1] == ("BAD_CRC", "the transfer's CRC-32 does not match: dropped")

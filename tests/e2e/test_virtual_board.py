@@ -17,6 +17,8 @@ from tinyattn_host.virtual import unixport
 from tinyattn_host.virtual.unixport_process import has_raw_repl
 from tinyattn_host.virtual.virtual_board import VirtualBoard
 
+from repl_line import DEADLINE, friendly, read_until, wait_until
+
 pytestmark = pytest.mark.skipif(
     not has_raw_repl(unixport.interpreter()),
     reason="the interpreter's REPL has no raw mode (unix port before 1.27): no mpremote")
@@ -25,19 +27,11 @@ MPREMOTE = [sys.executable, "-m", "mpremote"]
 DEVICE_PACKAGE = Path(__file__).resolve().parents[2] / "device" / "tinyattn"
 
 
-def mpremote(port, *args, timeout=60):
+def mpremote(port, *args, timeout=DEADLINE):
     done = subprocess.run([*MPREMOTE, "connect", port, *args], capture_output=True, text=True,
                           timeout=timeout)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
-
-
-def read_until(stream, ending, timeout=10):
-    data = b""
-    deadline = time.monotonic() + timeout
-    while not data.endswith(ending) and time.monotonic() < deadline:
-        data += stream.read(stream.in_waiting or 1)
-    return data
 
 
 def alive(pid):
@@ -74,24 +68,35 @@ def test_soft_reset_starts_a_fresh_interpreter(virtual_board):
     port = virtual_board.port
     first_pid = virtual_board.pid
     mpremote(port, "exec", "import machine; machine.soft_reset()")
-    assert virtual_board.pid != first_pid
+    wait_until(lambda: virtual_board.pid not in (first_pid, None))
     with serial.Serial(port, timeout=0.05) as line:
-        line.write(b"\r\x02")  # the friendly REPL
-        read_until(line, b">>> ")
+        friendly(line)
         line.write(b"marker = 1\r")
-        read_until(line, b">>> ")
+        assert read_until(line, b">>> ").endswith(b"marker = 1\r\n>>> ")
         line.write(b"\x04")  # Ctrl-D: soft reset
-        rebooted = read_until(line, b">>> ")
-        assert b"MPY: soft reboot\r\n" in rebooted
+        rebooted = read_until(line, b">>> ", after=b"MPY: soft reboot\r\n")
+        assert b"MPY: soft reboot\r\n" in rebooted, rebooted
         assert b"tinyattn virtual board:" in rebooted
         line.write(b"print('marker' in globals())\r")
         assert b"False\r\n" in read_until(line, b">>> ")
 
 
+def test_lines_typed_ahead_all_run(virtual_board):
+    """A board keeps what arrives while it runs a line; so does the virtual board, on a unix
+    port whose REPL discards pending input before and after each line it runs."""
+    with serial.Serial(virtual_board.port, timeout=0.05) as line:
+        friendly(line)
+        line.write(b"a = 6\rimport time; time.sleep_ms(50)\rb = a * 7\r"
+                   b"print('typed', 'ahead', b)\r")
+        seen = read_until(line, b"typed ahead 42\r\n>>> ")
+        assert seen.endswith(b"typed ahead 42\r\n>>> "), seen
+
+
 def test_soft_reset_in_raw_repl_comes_back_to_the_raw_repl(virtual_board):
     with serial.Serial(virtual_board.port, timeout=0.05) as line:
         line.write(b"\r\x03\r\x01")
-        assert read_until(line, b"raw REPL; CTRL-B to exit\r\n>").endswith(b">")
+        assert read_until(line, b"raw REPL; CTRL-B to exit\r\n>").endswith(
+            b"raw REPL; CTRL-B to exit\r\n>")
         line.write(b"\x04")
         answer = read_until(line, b"raw REPL; CTRL-B to exit\r\n>")
         assert answer.startswith(b"OK\r\nMPY: soft reboot\r\n"), answer
@@ -105,9 +110,11 @@ def test_mpremote_repl(virtual_board):
         os.execv(sys.executable, [*MPREMOTE, "connect", virtual_board.port, "repl"])
     try:
         seen = b""
-        time.sleep(1.0)
-        os.write(terminal, b"\r")
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + DEADLINE
+        while b"to exit this shell" not in seen and time.monotonic() < deadline:
+            if select.select([terminal], [], [], 0.1)[0]:
+                seen += os.read(terminal, 4096)
+        os.write(terminal, b"\r")  # mpremote is connected: a prompt
         sent = False
         while time.monotonic() < deadline and b"42" not in seen.split(b"6 * 7")[-1]:
             if select.select([terminal], [], [], 0.1)[0]:
@@ -122,7 +129,7 @@ def test_mpremote_repl(virtual_board):
         os.close(terminal)
 
 
-def _reap(pid, timeout=10):
+def _reap(pid, timeout=DEADLINE):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if os.waitpid(pid, os.WNOHANG) != (0, 0):
@@ -144,12 +151,10 @@ def test_banner_names_the_interpreter_and_ulab(virtual_board):
 def test_stop_leaves_no_process_or_thread(tmp_path):
     board = VirtualBoard(flash_dir=tmp_path / "flash")
     board.start()
+    first_pid = board.pid
     mpremote(board.port, "exec", "import machine; machine.soft_reset()")
-    deadline = time.monotonic() + 5  # the reboot may still be starting the new interpreter
-    while board.pid is None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: board.pid not in (first_pid, None))  # the reboot's new interpreter
     pid = board.pid
-    assert pid is not None
     threads = threading.active_count()
     board.stop()
     assert not alive(pid)
@@ -158,9 +163,12 @@ def test_stop_leaves_no_process_or_thread(tmp_path):
 
 
 def test_cli_prints_the_port_and_stops_on_interrupt(tmp_path):
+    # SIGINT's default action in the command, as in a terminal: a test run started in the
+    # background (`make test &`) ignores SIGINT, and its children would inherit that
     cli = subprocess.Popen([sys.executable, "-m", "tinyattn_host", "virtual-board",
                             "--flash", str(tmp_path / "flash")],
-                           stdout=subprocess.PIPE, text=True)
+                           stdout=subprocess.PIPE, text=True,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         banner = cli.stdout.readline()
         port_line = cli.stdout.readline()
@@ -172,5 +180,9 @@ def test_cli_prints_the_port_and_stops_on_interrupt(tmp_path):
         assert len(children) == 1  # the interpreter
     finally:
         cli.send_signal(signal.SIGINT)
-        assert cli.wait(timeout=20) == 0
+        try:
+            stopped = cli.wait(timeout=DEADLINE)
+        finally:
+            cli.kill()  # only if it is still running: a failed test leaves nothing behind
+    assert stopped == 0
     assert not alive(int(children[0]))

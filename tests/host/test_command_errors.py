@@ -35,7 +35,7 @@ FAILURES = {
     "digits": (["extra"], {}, 2, "error: python -m tinyattn_host: unrecognized arguments"),
     "mip-package": (["extra"], {}, 2, "error: python -m tinyattn_host: unrecognized arguments"),
     "import-torch": (["{tmp}/none.npz", "{tmp}/layers.json", "-o", "{tmp}/m.bin"], {}, 1,
-                     "error: [Errno 2] No such file or directory"),
+                     "error: {tmp}/none.npz: No such file or directory"),
     "export-torch": (["{tmp}/bad.bin", "-o", "{tmp}/out.npz"], {}, 1,
                      "error: {tmp}/bad.bin is not a tinyattn model file"),
     "check-model": (["{tmp}/bad.bin", "{tmp}/x.npy"], {}, 1,
@@ -92,6 +92,9 @@ class RefusingBoard:
 
     def start_link(self):
         return self
+
+    def hello(self):
+        return {"free": 8 << 20}  # HELLO answers; the model is refused
 
     def request(self, kind, head, arrays=None):
         raise protocol.DeviceError(7, "config entry 0: Dense wants 2 sizes")

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from tinyattn_host.checks import plots
-from tinyattn_host.checks.run_check import BatchResult, Summary, write_report
+from tinyattn_host.checks.run_check import BatchResult, Summary
+from tinyattn_host.checks.run_report import write_report
 
 
 def png(path):

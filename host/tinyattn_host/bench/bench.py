@@ -31,6 +31,7 @@ from ..device_modules import device_module
 DEFAULT_OUT = Path("build") / "bench"
 DEFAULT_DOC = unixport.ROOT / "docs" / "performance.md"
 TIMING_HEAP = "16m"
+SILENCE = 600  # seconds the board may print nothing (one measurement) before it is given up
 
 
 PLAN = device_module("bench/plan")  # the definitions the device uses too
@@ -246,7 +247,7 @@ def on_board(collector, port, quick):
         collector.progress.log("running tinyattn.bench.run() on %s" % port)
         _, err = board.transport.exec_raw(
             "import tinyattn.bench as b\nb.run(quick=%r, repeats=%d, cap=%r)"
-            % (quick, collector.repeats, collector.cap), timeout=None, data_consumer=consume)
+            % (quick, collector.repeats, collector.cap), timeout=SILENCE, data_consumer=consume)
     if err:
         raise DeviceError("tinyattn.bench.run() failed on the board: "
                           + _last_line(err.decode(errors="replace").splitlines()))

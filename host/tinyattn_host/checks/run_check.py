@@ -7,14 +7,13 @@ quantizes it (calibration: all 150 samples) and the int8 path runs on the same b
 (compared bit for bit with the integer reference). One training step is checked too.
 """
 
-import json
 import time
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import digits_check, heap_fit, plots
+from . import digits_check, heap_fit
+from .run_report import write_report
 from .. import protocol
 from ..board.board import Board, DeviceReset
 from ..board.ports import choose
@@ -331,48 +330,3 @@ def run_command(args):
         for path in write_report(args.report, summary, run.samples):
             print("wrote %s" % path)
     return 0 if summary.ok else 1
-
-
-def write_report(directory, summary, samples):
-    """summary.json with every figure, and the PNG plots (tinyattn_host.plots) of each model:
-    attention maps, error histogram, relative error; the trained model's training curve."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    data = {
-        "ok": summary.ok, "line": summary.line(), "device": summary.device,
-        "resets": summary.resets, "seconds": summary.seconds, "train_step": summary.train_step,
-        "training": summary.training,
-        "batches": [dict(asdict(b), ok=b.ok) for b in summary.batches],
-        "digits": summary.digits, "reduced": summary.reduced,
-    }
-    (directory / "summary.json").write_text(json.dumps(data, indent=1))
-    written = [directory / "summary.json"]
-    heads, seq_len = _attention_shape(IRIS_CONFIG)
-    for name, kept in samples.items():
-        device = np.concatenate(kept["device"])
-        reference = np.concatenate(kept["reference"])
-        tolerance = kept["tolerance"]  # absolute: the relative bound at the largest logit
-        what = "%s model, float logits of %d rows" % (name, len(device))
-        written.append(plots.error_histogram(directory / ("%s_errors.png" % name), what,
-                                             device, reference, tolerance))
-        written.append(plots.relative_error(directory / ("%s_relative_error.png" % name), what,
-                                            device, reference, tolerance))
-        if kept["attention"] is not None:
-            got, want = kept["attention"]
-            written.append(plots.attention_maps(
-                directory / ("%s_attention.png" % name),
-                "%s model: attention weights of the first sequences" % name,
-                got, want, heads, seq_len))
-    if summary.training:
-        epochs = range(1, len(summary.training["loss"]) + 1)
-        written.append(plots.training_curve(
-            directory / "trained_training.png",
-            "the trained model, on the host (reference, Adam, all 150 rows)",
-            summary.training["loss"], {"training rows": (epochs, summary.training["accuracy"])}))
-    return written
-
-
-def _attention_shape(config):
-    """(heads, sequence length) of the model's SelfAttention layer."""
-    spec = next(spec for spec in config if spec[0] == "SelfAttention")
-    return spec[2], spec[3]

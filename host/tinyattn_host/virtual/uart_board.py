@@ -31,6 +31,10 @@ class UartVirtualBoard(VirtualBoard):
         self.dropped += max(0, len(data) - room)
         return data[:room]
 
+    def held(self):
+        """The bytes in the ring now: received, not read by the program yet."""
+        return len(self._to_child) + self._unread()
+
     def _unread(self):
         """Bytes in the interpreter's tty input queue. The tty is opened for the question
         only: a slave held open would hide the interpreter's exit (EIO) from the board."""

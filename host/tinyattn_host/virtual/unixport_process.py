@@ -1,9 +1,9 @@
 """A unix-port interpreter process on its own pseudo-terminal, as the virtual board runs one.
 
 `boot` starts one with a folder as its flash (`/`) and its stdin and stdout on a raw pty (a
-tty, so its REPL is interactive); `has_raw_repl` and `catches_sigint` ask an interpreter what
-the virtual board needs to know. Every process started here dies with the thread that started
-it, so a host that is killed leaves none behind.
+tty, so its REPL is interactive); `has_raw_repl` asks an interpreter what the virtual board
+needs to know (process_state says what a running one is doing). Every process started here
+dies with the thread that started it, so a host that is killed leaves none behind.
 """
 
 import ctypes
@@ -113,15 +113,3 @@ def _interpreter_child():
     the PyPI unix port's installs none over an ignored SIGINT while it starts)."""
     die_with_parent()
     _signal(int(signal.SIGINT), int(signal.SIG_IGN))
-
-
-def catches_sigint(pid):
-    """Whether process `pid` has a SIGINT handler installed (SigCgt in /proc/PID/status)."""
-    try:
-        with open("/proc/%d/status" % pid) as status:
-            for line in status:
-                if line.startswith("SigCgt:"):
-                    return bool(int(line.split()[1], 16) >> (signal.SIGINT - 1) & 1)
-    except OSError:
-        pass
-    return False

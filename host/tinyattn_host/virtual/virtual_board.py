@@ -15,6 +15,7 @@ pty_pump's (Ctrl-C included).
 
 import os
 import shutil
+import signal
 import tempfile
 import threading
 import tty
@@ -56,7 +57,7 @@ class VirtualBoard(PtyPump):
         self._thread = None
         self._stopping = False
         self._wake_r = self._wake_w = None
-        self._host = self._child = None
+        self._host = self._child = self._child_tty = None
 
     @property
     def banner(self):
@@ -120,27 +121,27 @@ class VirtualBoard(PtyPump):
 
     @property
     def pid(self):
-        """The running interpreter's process id (changes at every reboot)."""
-        return self._proc.pid if self._proc else None
+        """The id of the process that runs MicroPython (changes at every reboot)."""
+        return self._interpreter_pid()
 
     def hard_reset(self):
         """Kill the interpreter, as the reset button does; the board boots again by itself."""
         if self._proc is not None and self._proc.poll() is None:
-            self._proc.kill()
+            _kill_group(self._proc)
 
     # ---- the interpreter and the copying thread --------------------------------------
     def _boot(self, raw):
         """Start a fresh interpreter; in raw mode, swallow its banner and enter the raw REPL."""
-        self._proc, child, self._child_tty = boot(self.interpreter, self.flash_dir, self.heap,
-                                                  run_main=not raw)
-        self._attach(child, raw)
+        self._proc, child, child_tty = boot(self.interpreter, self.flash_dir, self.heap,
+                                            run_main=not raw)
+        self._attach(child, child_tty, raw)
         self.boots += 1
 
     def _kill(self):
         proc, self._proc = self._proc, None
         if proc is not None:
             if proc.poll() is None:
-                proc.kill()
+                _kill_group(proc)
             proc.wait(timeout=10)
         if self._child is not None:
             os.close(self._child)
@@ -165,3 +166,11 @@ class VirtualBoard(PtyPump):
             return b""
         self._boot(raw=raw)
         return SOFT_REBOOT + (b"" if raw else (self.banner + "\r\n").encode())
+
+
+def _kill_group(proc):
+    """Kill the interpreter command's process group: a wrapper's interpreter with it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

@@ -1,0 +1,114 @@
+"""What an interpreter process is doing, as Linux's /proc tells it (the virtual board asks).
+
+`micropython_pid` finds the process that runs MicroPython when the command is a wrapper (a
+shell or Python script that starts the real interpreter: the wrapper's own SIGINT handler
+says nothing about MicroPython's); `catches_sigint` says whether MicroPython runs code (it
+installs its handler only then); `waits_for_input` whether it is blocked reading its stdin
+(LINE: a one-byte read, as the REPL reads; STREAM: a larger read, or a poll, as running code
+such as the link waits) and `bytes_read` how many bytes its reads have taken so far. Where
+/proc cannot answer (another system, no permission), waits_for_input says UNKNOWN.
+"""
+
+import os
+import signal
+
+LINE, STREAM, UNKNOWN = "line", "stream", "unknown"
+# System call numbers by ELF machine and class (32/64-bit): read, and the calls that wait on
+# several descriptors (poll, ppoll, select, pselect6, and their time64 forms on 32-bit).
+_READ, _WAIT = 0, 1
+_SYSCALLS = {
+    (62, 64): ({0}, {7, 23, 270, 271}),                # x86_64
+    (3, 32): ({3}, {82, 142, 168, 308, 309, 413, 414}),  # i386 (also on an x86_64 kernel)
+    (62, 32): ({3}, {82, 142, 168, 308, 309, 413, 414}),  # x32 binaries report i386 numbers
+    (183, 64): ({63}, {72, 73}),                       # aarch64
+    (40, 32): ({3}, {142, 168, 335, 336, 413, 414}),   # arm
+    (243, 64): ({63}, {72, 73}),                       # riscv64
+    (243, 32): ({63}, {72, 73, 413, 414}),             # riscv32
+}
+
+
+def micropython_pid(pid, tty):
+    """The process that runs MicroPython under process `pid`: `pid` itself, or the deepest
+    descendant whose stdin is the terminal `tty` (the one a wrapper started)."""
+    while True:
+        child = next((c for c in _children(pid) if _stdin(c) == tty), None)
+        if child is None:
+            return pid
+        pid = child
+
+
+def catches_sigint(pid):
+    """Whether process `pid` has a SIGINT handler installed (SigCgt in /proc/PID/status)."""
+    try:
+        with open("/proc/%d/status" % pid) as status:
+            for line in status:
+                if line.startswith("SigCgt:"):
+                    return bool(int(line.split()[1], 16) >> (signal.SIGINT - 1) & 1)
+    except OSError:
+        pass
+    return False
+
+
+def waits_for_input(pid):
+    """LINE, STREAM, None (running, or blocked in something else), or UNKNOWN."""
+    numbers = _syscall_numbers(pid)
+    try:
+        with open("/proc/%d/syscall" % pid) as status:
+            fields = status.read().split()
+    except OSError:
+        return UNKNOWN
+    if numbers is None or not fields:
+        return UNKNOWN
+    if not fields[0].isdigit():  # "running", or "-1 ..." (blocked outside a system call)
+        return None
+    number, args = int(fields[0]), [int(a, 16) for a in fields[1:4]]
+    if number in numbers[_READ] and args[0] == 0:
+        return LINE if args[2] == 1 else STREAM
+    if number in numbers[_WAIT]:
+        return STREAM
+    return None
+
+
+def bytes_read(pid):
+    """The bytes process `pid` has read so far (rchar: every read, its stdin's included),
+    or None when /proc does not say."""
+    try:
+        with open("/proc/%d/io" % pid) as io:
+            for line in io:
+                if line.startswith("rchar:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def _children(pid):
+    found = []
+    try:
+        for task in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, task)) as children:
+                found += map(int, children.read().split())
+    except OSError:
+        pass
+    return found
+
+
+def _stdin(pid):
+    try:
+        return os.readlink("/proc/%d/fd/0" % pid)
+    except OSError:
+        return None
+
+
+def _syscall_numbers(pid):
+    """(read numbers, wait numbers) for the executable of `pid`, from its ELF header."""
+    try:
+        with open("/proc/%d/exe" % pid, "rb") as exe:
+            header = exe.read(20)
+    except OSError:
+        return None
+    if len(header) < 20 or header[:4] != b"\x7fELF":
+        return None
+    bits = 64 if header[4] == 2 else 32
+    machine = int.from_bytes(header[18:20], "little" if header[5] == 1 else "big")
+    return _SYSCALLS.get((machine, bits))
