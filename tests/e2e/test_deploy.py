@@ -21,6 +21,9 @@ from tinyattn_host.virtual.unixport_process import has_raw_repl
 
 SOURCES = sorted(p.relative_to(DEVICE_DIR / "tinyattn").as_posix()
                  for p in (DEVICE_DIR / "tinyattn").rglob("*.py"))
+BOARD_SOURCES = [  # what a unix port (the virtual board) gets: no asm_xtensa module
+    n for n in SOURCES
+    if not deploy_module.XTENSAWIN_ONLY.search((DEVICE_DIR / "tinyattn" / n).read_text())]
 ESP32S3_MPY = 6 | (3 << 8) | (10 << 10)  # sys.implementation._mpy of MicroPython 1.23+ there
 needs_virtual_board = pytest.mark.skipif(
     not has_raw_repl(interpreter()), reason="the virtual board needs a unix port with a raw REPL")
@@ -60,7 +63,7 @@ def test_deploy_then_run_the_demo(virtual_board):
     done = deploy(virtual_board.port, out=quiet)
     device = device_mpy(virtual_board)
     assert done.how == f".mpy v{device.label} for {device.arch_name}"
-    mpy_names = [name.replace(".py", ".mpy") for name in SOURCES]
+    mpy_names = [name.replace(".py", ".mpy") for name in BOARD_SOURCES]
     assert sorted(done.copied) == [f"/lib/tinyattn/{name}" for name in mpy_names]
     assert on_flash(virtual_board) == mpy_names
     for name in mpy_names:
@@ -91,8 +94,8 @@ def test_py_deploy_replaces_the_mpy_files(virtual_board):
     deploy(virtual_board.port, out=quiet)
     done = deploy(virtual_board.port, use_py=True, out=quiet)
     assert done.how == ".py sources, as asked"
-    assert on_flash(virtual_board) == SOURCES
-    for name in SOURCES:
+    assert on_flash(virtual_board) == BOARD_SOURCES
+    for name in BOARD_SOURCES:
         assert ((virtual_board.flash_dir / "lib" / "tinyattn" / name).read_bytes()
                 == (DEVICE_DIR / "tinyattn" / name).read_bytes())
     assert done.imported_from == "/lib/tinyattn/__init__.py"
@@ -151,7 +154,7 @@ def test_cli_deploys_to_a_virtual_board(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "tinyattn 0.1.0 imports on the device from /lib/tinyattn/__init__.mpy" in done.stdout
     assert files_under(tmp_path / "lib" / "tinyattn") == [
-        name.replace(".py", ".mpy") for name in SOURCES]
+        name.replace(".py", ".mpy") for name in BOARD_SOURCES]
 
 
 @needs_virtual_board
@@ -182,9 +185,9 @@ def test_mpy_files_for_the_esp32s3_are_xtensawin():
     for name, data in compiled.items():
         assert data[:2] == b"M\x06", name
         source = (DEVICE_DIR / "tinyattn" / name.replace(".mpy", ".py")).read_text()
-        if "@micropython.viper" in source or "@micropython.native" in source:
+        if any("\n@micropython." + k in source for k in ("viper", "native", "asm_xtensa")):
             native.append(name)
             assert (data[2] >> 2, data[2] & 3) == (10, 3), name
         else:
             assert data[2] == 0, name  # bytecode only: no arch, loads anywhere
-    assert "int8/kernels.mpy" in native
+    assert "int8/kernels.mpy" in native and "int8/asm_mac16.mpy" in native

@@ -16,9 +16,12 @@ def kernel_case_names(module):
     return [n for n in case_names(module) if "match" in n]
 
 
-def run_case(emulator, folder, module, name):
-    """Run case `module`.`name` with the fixtures in folder/module (written by write_case)."""
+def run_case(emulator, folder, module, name, setup=None):
+    """Run case `module`.`name` with the fixtures in folder/module (written by write_case);
+    setup(emulator), if given, runs first inside the device package (to swap a kernel)."""
     with device_package(emulator):
+        if setup is not None:
+            setup(emulator)
         import check
 
         check.FIXTURES = str(folder)

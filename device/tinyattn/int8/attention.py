@@ -9,7 +9,7 @@ it is the model's last layer).
 
 import array
 
-from . import kernels
+from . import backend, kernels
 from . import kernels_attend
 from .layers import flip
 from ..link.wire import MAX_SEQ_LEN
@@ -36,6 +36,7 @@ class QAttention:
         self.embed_dim, self.num_heads, self.seq_len = embed_dim, num_heads, seq_len
         self.head_dim = embed_dim // num_heads
         self.weights, self.biases, self.mults, self.scales = weights, biases, mults, scales
+        self._kernels = None  # {projection: (linear kernel, its weights)}, at the first plan
         self.s_x, self.s_y = scales["x"], scales["y"]
         E = embed_dim
         self.headers = dict(
@@ -100,15 +101,16 @@ class QAttention:
         kernels_attend.bind_attend(self.core, rows, self.Q, self.K, self.VT, self.ctx,
                             self.trace_scores, self.trace_probs)
         kernels.bind_linear(h["o"], w["o"], rows, self.ctx, self.out)
+        if self._kernels is None:  # the backend's kernel and weight layouts, made once
+            self._kernels = {n: backend.linear_kernel(w[n], E, E) for n in w}
         return self.out, rows, E
 
     def run(self):
-        linear, h, w = kernels.linear, self.headers, self.weights
-        linear(h["q"], w["q"])
-        linear(h["k"], w["k"])
-        linear(h["v"], w["v"])
+        h, k = self.headers, self._kernels
+        for n in ("q", "k", "v"):
+            k[n][0](h[n], k[n][1])
         kernels_attend.attend(self.core)
-        linear(h["o"], w["o"])
+        k["o"][0](h["o"], k["o"][1])
 
     def forward_int(self, x, rows, cols, trace=None, seq_len=None, keep=None, causal=False):
         """int8 x (B*S, E) to int8 (B*S, E) (int32 with mult out None), in the layer's buffer.

@@ -14,7 +14,7 @@ import array
 
 from ulab import numpy as np
 
-from . import kernels
+from . import backend, kernels
 from .numbers import int32_bias, int8_weights, multiplier, quantize_tensor
 
 _FLIP = bytearray(u ^ 128 for u in range(256))  # int8 <-> offset binary, as a lookup table
@@ -47,7 +47,7 @@ class QDense:
         self.W, self.b, self.mult = W, b, mult  # W offset binary (out, in)
         self.s_x, self.s_w, self.s_y, self.lo = s_x, s_w, s_y, lo  # lo 0: a ReLU folded in
         self.header = kernels.linear_header(out_features, in_features, b, mult, lo)
-        self.out, self._rows = None, None
+        self.out, self._rows, self._kernel = None, None, None
 
     @staticmethod
     def from_float(layer, s_x, s_y, lo=-128):
@@ -69,10 +69,13 @@ class QDense:
                                    bytes(rows * n * (4 if self.mult is None else 1)))
             self._rows = rows
         kernels.bind_linear(self.header, self.W, rows, src, self.out)
+        if self._kernel is None:  # the backend's kernel and its weight layout, made once
+            self._kernel = backend.linear_kernel(self.W, n, self.in_features)
         return self.out, rows, n
 
     def run(self):
-        kernels.linear(self.header, self.W)
+        linear, w = self._kernel
+        linear(self.header, w)
 
     def spec(self):
         return {"kind": "Dense", "in": self.in_features, "out": self.out_features,

@@ -107,10 +107,19 @@ def _default_emits():
     return re.search(r"emitting mpy v(\S+)", done.stdout).group(1)
 
 
-def sources(source_dir=SOURCE_DIR):
-    """The package's .py files, as paths relative to it."""
-    return sorted(p.relative_to(source_dir) for p in source_dir.rglob("*.py")
-                  if "__pycache__" not in p.parts)
+XTENSAWIN_ONLY = re.compile(r"(?m)^@micropython\.asm_xtensa\b")
+"""A module with this decorator at a line's start (int8/asm_mac16.py) is compiled and shipped
+for xtensawin devices only: mpy-cross refuses it for other architectures, and other boards
+never import it."""
+
+
+def sources(source_dir=SOURCE_DIR, arch_name="xtensawin"):
+    """The package's .py files for a device of `arch_name`, as paths relative to source_dir."""
+    found = sorted(p.relative_to(source_dir) for p in source_dir.rglob("*.py")
+                   if "__pycache__" not in p.parts)
+    if arch_name == "xtensawin":
+        return found
+    return [p for p in found if not XTENSAWIN_ONLY.search((source_dir / p).read_text())]
 
 
 def compile_package(device, source_dir=SOURCE_DIR):
@@ -118,7 +127,7 @@ def compile_package(device, source_dir=SOURCE_DIR):
     command = mpy_cross_command(device)
     compiled = {}
     with tempfile.TemporaryDirectory() as scratch:
-        for source in sources(source_dir):
+        for source in sources(source_dir, device.arch_name):
             target = Path(scratch) / source.with_suffix(".mpy").name
             done = subprocess.run(
                 command + ["-o", str(target), "-s", f"{PACKAGE}/{source.as_posix()}",
@@ -145,7 +154,8 @@ def package_files(device, use_py=False, source_dir=SOURCE_DIR):
             why = f".py sources: {reason}"
     else:
         why = ".py sources, as asked"
-    return {p.as_posix(): (source_dir / p).read_bytes() for p in sources(source_dir)}, why
+    return {p.as_posix(): (source_dir / p).read_bytes()
+            for p in sources(source_dir, device.arch_name)}, why
 
 
 def local_version(source_dir=SOURCE_DIR):

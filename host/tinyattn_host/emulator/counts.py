@@ -74,12 +74,12 @@ def section(emu):
         "", CANNOT_TELL, ""])
 
 
-def write_section(doc, text):
+def write_section(doc, text, heading=HEADING):
     """Put the section into the page `doc` (replacing an older one), keeping the rest."""
     doc = Path(doc)
     old = doc.read_text() if doc.exists() else ""
     parts = re.split(r"(?m)^(?=## )", old)
-    kept = [p for p in parts if not p.startswith(HEADING)]
+    kept = [p for p in parts if not p.startswith(heading)]
     doc.write_text("".join(kept).rstrip("\n") + "\n\n" + text)
 
 

@@ -35,7 +35,7 @@ def _shim(emulator):
         run_in_emulator.__doc__ = func.__doc__
         return run_in_emulator
 
-    mp.viper = mp.native = viper
+    mp.viper = mp.native = mp.asm_xtensa = viper
     mp.const = lambda value: value
     mp.kbd_intr = lambda char: None
     return mp

@@ -46,7 +46,8 @@ def _measure(emu, call):
     return emu.calls[before:]
 
 
-def attention_runs(emu, ta, rng):
+def attention_layer(rng):
+    """A planned int8 Attention(64, 4) on S = 64 seeded rows, run once: (layer, its input)."""
     from tinyattn.int8.attention import QAttention
     from tinyattn.int8.numbers import fixed_point, multiplier
 
@@ -59,6 +60,12 @@ def attention_runs(emu, ta, rng):
     layer = QAttention(E, H, S, weights, biases, mults, {"x": 0.02, "y": None})
     x = _int8(rng, S * E)
     layer.forward_int(x, S, E)  # plans (binds) and runs once
+    return layer, x
+
+
+def attention_runs(emu, ta, rng, layer=None):
+    """The Runs of the five kernel calls of attention_layer's forward (or of `layer`'s)."""
+    layer = layer or attention_layer(rng)[0]
     calls = _measure(emu, layer.run)
     names = ["Q projection (int8)", "K projection (offset binary)",
              "V projection (offset-binary V^T)", "attention core S %d, %d heads of D %d"

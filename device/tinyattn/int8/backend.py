@@ -1,0 +1,151 @@
+"""Which linear kernel the int8 layers run: the MAC16 one (asm_mac16, xtensawin firmware
+built with MICROPY_EMIT_INLINE_XTENSA=1) when it is there and passes its self-test, else the
+viper one (kernels.linear, every port). Chosen once, on first use:
+
+- forced viper: FORCE_VIPER set, or a file named VIPER_FILE in the current folder;
+- a MARKER file left behind: the last self-test never finished (an illegal instruction
+  resets an ESP32), so the fast kernel is skipped until the file is removed;
+- no inline assembler in this firmware: exec of a two-line asm_xtensa function raises
+  SyntaxError (the asm module is then never imported: on such a firmware its code would run
+  as bytecode);
+- not xtensawin (sys.implementation._mpy);
+- else MARKER is written, the MAC16 kernel is checked against the viper one on seeded inputs,
+  MARKER is removed; a mismatch prints one line and keeps viper.
+
+    tinyattn.int8.backend.backend()   -> ("mac16" | "viper", why)
+"""
+
+import os
+import sys
+
+from . import kernels
+from .fixedpoint import fixed_point
+
+FORCE_VIPER = False
+VIPER_FILE = "tinyattn_viper"
+MARKER = "tinyattn_selftest"
+ASM_PROBE = "import micropython\n@micropython.asm_xtensa\ndef f(a2):\n    addi(a2, a2, 1)\n"
+
+_chosen = None  # (name, why, kernel), kernel = None or the fast module pair
+
+
+def _exists(path):
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return False
+
+
+def has_inline_asm():
+    """Whether this firmware's compiler has the Xtensa inline assembler."""
+    try:
+        exec(ASM_PROBE, {})
+        return True
+    except SyntaxError:
+        return False
+
+
+def is_xtensawin():
+    return (getattr(sys.implementation, "_mpy", 0) >> 10) & 15 == 10
+
+
+class Mac16:
+    """The MAC16 kernel and its operand layout (imported only when chosen)."""
+
+    name = "mac16"
+
+    def __init__(self):
+        from . import asm_mac16, mac16_layout
+
+        self.linear, self.layout = asm_mac16.linear, mac16_layout
+
+    def operands(self, w, cols, depth):
+        return self.layout.operands(w, cols, depth)
+
+
+def _cases():
+    """Seeded linear configurations: (rows, cols, depth, requantized, offset-binary source);
+    a requantized one maps 3 standard deviations of its dot products to 127."""
+    return ((3, 5, 7, True, False), (2, 9, 64, False, False), (4, 3, 13, True, True),
+            (1, 2, 1, True, False), (2, 17, 40, True, False))
+
+
+def self_test(fast, seed=12345):
+    """None if `fast` equals kernels.linear on every seeded case, else what differed."""
+    import array
+
+    x = seed
+    for rows, cols, depth, requantized, offset_binary in _cases():
+        mult = fixed_point(127 / (3 * 74 * 74 * depth ** 0.5), 128) if requantized else None
+        data = bytearray(rows * depth + cols * depth)
+        for i in range(len(data)):
+            x = (x * 1103515245 + 12345) & 0x7FFFFFFF
+            data[i] = (x >> 16) & 255
+        src, w = data[:rows * depth], data[rows * depth:]
+        if not offset_binary:
+            src = array.array("b", src)
+        bias = array.array("i", [(37 * j - 200) * 50 for j in range(cols)])
+        outs = []
+        for run, weights in ((kernels.linear, w), (fast.linear, fast.operands(w, cols, depth))):
+            h = kernels.linear_header(cols, depth, bias, mult)
+            size = 4 if mult is None else 1
+            dst = array.array("i" if mult is None else "b", bytes(rows * cols * size))
+            kernels.bind_linear(h, w, rows, src, dst, offset_binary=offset_binary)
+            run(h, weights)
+            outs.append(bytes(dst))
+        if outs[0] != outs[1]:
+            return "linear (%d, %d, %d) differs from viper" % (rows, cols, depth)
+    return None
+
+
+def choose(fast=Mac16, has_asm=has_inline_asm, xtensawin=is_xtensawin, folder=""):
+    """(name, why, fast kernel or None); the parameters are the facts, for the tests."""
+    if FORCE_VIPER or _exists(folder + VIPER_FILE):
+        return "viper", "forced (FORCE_VIPER or a file %s)" % VIPER_FILE, None
+    marker = folder + MARKER
+    if _exists(marker):
+        return "viper", ("the last self-test of the fast kernel never finished (a crash?): "
+                         "remove %s to try it again" % marker), None
+    if not has_asm():
+        return "viper", ("no inline assembler in this firmware "
+                         "(build it with MICROPY_EMIT_INLINE_XTENSA=1)"), None
+    if not xtensawin():
+        return "viper", "not an xtensawin port: the fast kernels are its machine code", None
+    with open(marker, "w") as f:
+        f.write("self-test of the fast kernel running\n")
+    kernel = fast()
+    failed = self_test(kernel)
+    os.remove(marker)
+    if failed:
+        print("tinyattn: %s self-test failed, using viper: %s" % (kernel.name, failed))
+        return "viper", "%s self-test failed: %s" % (kernel.name, failed), None
+    return kernel.name, "inline assembler, xtensawin, self-test passed", kernel
+
+
+def _ensure():
+    global _chosen
+    if _chosen is None:
+        _chosen = choose()
+    return _chosen
+
+
+def backend():
+    """(name, why) of the linear kernel the int8 layers run."""
+    name, why, _ = _ensure()
+    return name, why
+
+
+def reset():
+    """Forget the choice (the next use chooses again)."""
+    global _chosen
+    _chosen = None
+
+
+def linear_kernel(w, cols, depth):
+    """(function, weights buffer) for a layer's offset-binary W (cols, depth): call
+    function(header, buffer) in place of kernels.linear(header, w)."""
+    fast = _ensure()[2]
+    if fast is None:
+        return kernels.linear, w
+    return fast.linear, fast.operands(w, cols, depth)

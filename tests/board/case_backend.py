@@ -1,0 +1,128 @@
+"""The int8 backend choice (tinyattn.int8.backend) on a port without the fast kernels: the
+stock-firmware detection, and the choice with the facts given (inline assembler, xtensawin)
+and stand-in fast kernels: one that passes, one that differs (viper kept), one that "crashes"
+(stops with the marker still written: the next choice skips the fast kernels and says why),
+forced viper. The real MAC16 kernel is run against viper in tests/emulator."""
+
+import os
+import sys
+
+import check
+from tinyattn.int8 import backend, kernels
+
+YES = lambda: True  # noqa: E731
+
+
+def folder():
+    """A fixture-folder prefix for the marker and the force file, both absent."""
+    prefix = check.path("backend_")
+    for name in (backend.MARKER, backend.VIPER_FILE):
+        if exists(prefix + name):
+            os.remove(prefix + name)
+    return prefix
+
+
+exists = backend._exists
+
+
+class Same:
+    """A 'fast' kernel that is the viper one: it passes."""
+
+    name = "same"
+    made = 0
+
+    def __init__(self):
+        Same.made += 1
+        self.linear = kernels.linear
+
+    def operands(self, w, cols, depth):
+        return w
+
+
+class Differs(Same):
+    """The viper kernel on weights with the lowest bit of the last one flipped (a layout off
+    by one): the self-test must catch it."""
+
+    name = "differs"
+
+    def operands(self, w, cols, depth):
+        wrong = bytearray(w)
+        wrong[cols * depth - 1] ^= 1
+        return wrong
+
+
+class Crashes(Same):
+    name = "crashes"
+
+    def __init__(self):
+        super().__init__()
+
+        def linear(h, w):
+            raise RuntimeError("simulated reset")
+        self.linear = linear
+
+
+def test_stock_firmware_has_no_inline_assembler():
+    check.equal(backend.has_inline_asm(), False, "inline assembler on this port")
+    backend.reset()
+    name, why = backend.backend()
+    check.equal(name, "viper", "backend")
+    if "no inline assembler" not in why:
+        raise AssertionError(why)
+    check.equal("tinyattn.int8.asm_mac16" in sys.modules, False, "asm module imported")
+    w = bytearray(6)
+    check.equal(backend.linear_kernel(w, 2, 3)[0] is kernels.linear, True, "viper kernel")
+
+
+def test_a_kernel_that_passes_is_chosen_and_the_marker_removed():
+    where = folder()
+    name, why, fast = backend.choose(Same, YES, YES, where)
+    check.equal((name, fast.name), ("same", "same"), "choice")
+    check.equal(exists(where + backend.MARKER), False, "marker left")
+
+
+def test_a_mismatch_keeps_viper():
+    where = folder()
+    name, why, fast = backend.choose(Differs, YES, YES, where)
+    check.equal((name, fast), ("viper", None), "choice")
+    if "self-test failed" not in why:
+        raise AssertionError(why)
+    check.equal(exists(where + backend.MARKER), False, "marker left")
+
+
+def test_a_crash_in_the_self_test_skips_the_fast_kernel_next_time():
+    where = folder()
+    try:
+        backend.choose(Crashes, YES, YES, where)
+        raise AssertionError("the simulated crash did not stop the self-test")
+    except RuntimeError:
+        pass
+    check.equal(exists(where + backend.MARKER), True, "marker written before the check")
+    made = Same.made
+    name, why, fast = backend.choose(Same, YES, YES, where)
+    check.equal((name, fast, Same.made), ("viper", None, made), "after the crash")
+    if backend.MARKER not in why:
+        raise AssertionError(why)
+    os.remove(where + backend.MARKER)
+
+
+def test_viper_can_be_forced():
+    where = folder()
+    with open(where + backend.VIPER_FILE, "w") as f:
+        f.write("")
+    name, why, _ = backend.choose(Same, YES, YES, where)
+    os.remove(where + backend.VIPER_FILE)
+    check.equal(name, "viper", "forced by file")
+    backend.FORCE_VIPER = True
+    try:
+        name, why, _ = backend.choose(Same, YES, YES, where)
+    finally:
+        backend.FORCE_VIPER = False
+    check.equal(name, "viper", "forced by flag")
+    if "forced" not in why:
+        raise AssertionError(why)
+
+
+def test_not_xtensawin_keeps_viper():
+    name, why, _ = backend.choose(Same, YES, lambda: False, folder())
+    check.equal(name, "viper", "choice")

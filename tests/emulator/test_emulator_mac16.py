@@ -1,0 +1,77 @@
+"""The MAC16 linear kernel (device/tinyattn/int8/asm_mac16.py, @micropython.asm_xtensa with
+LOOPGTZ and MULA.DD.*.LDINC) on the emulated chip: the board cases' 40 linear configurations
+and the worst-case inputs, run with kernels.linear replaced by the MAC16 kernel on its operand
+buffer (mac16_layout), bit for bit against the integer reference; its inner loop's cost."""
+
+import pytest
+
+from emulated_cases import run_case
+from tinyattn_host.emulator.device_glue import DEVICE_DIR
+
+ASM = DEVICE_DIR / "tinyattn" / "int8" / "asm_mac16.py"
+LOOPGTZ = 0xA076
+
+
+@pytest.fixture(scope="module")
+def linear_cases(tmp_path_factory):
+    from emulated_cases import write_case
+    from test_kernels import make_fixtures
+
+    return write_case(tmp_path_factory.mktemp("case_kernels"), "case_kernels", make_fixtures())
+
+
+MAC16_CALLS = []
+
+
+def mac16_in_place_of_viper(emulator):
+    """kernels.linear(h, w) -> the MAC16 kernel on w's operand buffer (made on each call)."""
+    import tinyattn.int8.kernels as K
+    from tinyattn.int8 import asm_mac16, mac16_layout
+
+    def linear(h, w):
+        asm_mac16.linear(h, mac16_layout.operands(w, h[K._COLS], h[K._DEPTH]))
+        MAC16_CALLS.append(emulator.calls[-1])
+
+    K.linear = linear
+
+
+@pytest.mark.parametrize("name", ["test_linear_matches_reference_bit_for_bit",
+                                  "test_worst_case_inputs_match_reference"])
+def test_mac16_linear_matches_reference(emulator, linear_cases, name):
+    MAC16_CALLS.clear()
+    run_case(emulator, linear_cases, "case_kernels", name, setup=mac16_in_place_of_viper)
+    assert len(MAC16_CALLS) >= {"test_linear_matches_reference_bit_for_bit": 80}.get(name, 4)
+
+
+def test_loop_bodies_start_4_byte_aligned(emulator):
+    code = emulator.module(ASM)["linear"].loaded.code
+    starts = [i + 3 for i in range(len(code) - 2)
+              if int.from_bytes(code[i:i + 3], "little") & 0xF0FF == LOOPGTZ]
+    assert len(starts) == 2 and all(s % 4 == 0 for s in starts), starts
+
+
+def test_inner_loop_is_one_mac_per_instruction(emulator):
+    """Two calls that differ only in depth differ by one instruction per MAC (plus the
+    widening of the longer row: 6 instructions an item)."""
+    import array
+
+    from tinyattn_host.emulator.device_glue import device_package
+
+    counts = {}
+    with device_package(emulator):
+        from tinyattn.int8 import asm_mac16, kernels as K, mac16_layout
+
+        for depth in (64, 128):
+            cols = 16
+            w = bytearray((7 * i + 1) & 255 for i in range(cols * depth))
+            x = array.array("b", [((5 * i) % 255) - 127 for i in range(depth)])
+            out = array.array("i", bytes(4 * cols))
+            h = K.linear_header(cols, depth)
+            K.bind_linear(h, w, 1, x, out)
+            asm_mac16.linear(h, mac16_layout.operands(w, cols, depth))
+            counts[depth] = emulator.calls[-1].instructions
+            want = [sum(x[k] * (w[j * depth + k] - 128) for k in range(depth))
+                    for j in range(cols)]
+            assert list(out) == want
+    extra = counts[128] - counts[64]
+    assert extra == 16 * 64 + 6 * 64, (counts, extra)
