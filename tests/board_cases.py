@@ -23,7 +23,7 @@ import pytest
 from tinyattn_host.virtual import unixport
 
 BOARD_DIR = Path(__file__).parent / "board"
-SUPPORT = ("runner.py", "check.py")
+SUPPORT = ("runner.py", "check.py", "int8_near.py")  # the cases' own modules
 REMOTE_DIR = "/tests"
 DEFAULT_HEAP = "64m"  # the stand-in's Python lists take far more memory than ulab's buffers
 SILENCE = 600  # seconds a case module may print nothing before the run is given up
@@ -116,7 +116,8 @@ class UnixPort:
 
 class OnBoard:
     """Run case modules on a board (or the virtual board) through mpremote: tinyattn deployed,
-    runner.py, check.py, the case and its fixtures copied to /tests; a soft reset before each."""
+    runner.py, check.py, int8_near.py, the case and its fixtures copied to /tests; a soft
+    reset before each."""
 
     def __init__(self, port):
         from tinyattn_host.board.board import Board

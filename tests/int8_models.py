@@ -1,13 +1,13 @@
 """The device's int8 quantization on the host, for tests that check a board bit for bit.
 
-The device's `quant.quantize` computes scales, multipliers and rounded weights in its own
+The device's `tinyattn.int8.quantize` computes scales, multipliers and rounded weights in its own
 float (float32 on a board and a real ulab, float64 with the stand-in), so the int8 model it
 makes from given float weights differs from one port to another in the last bits. A board
 case that must match the integer reference bit for bit therefore runs a model the host made:
-`quantize` here follows device/tinyattn/quant.py, qnumbers, qlayers, qattention, qnorm and
-qencoder step for step in float64 (calibration on the float reference, max |.| / 127 scales
+`quantize` here follows device/tinyattn/int8/ (convert.py, numbers.py, layers.py,
+attention.py, norm.py, encoder.py) step for step in float64 (calibration on the float reference, max |.| / 127 scales
 held as the float32 a board holds, the device's own fixed_point), `model_bytes` writes it in
-the device's file format (kind "quantized") for `quant.load`, and `reference_layers` gives
+the device's file format (kind "quantized") for `tinyattn.int8.load`, and `reference_layers` gives
 reference.integer_encoder the very specs and arrays in the file. The device's own
 quantization is checked by the cases against the float reference instead.
 
@@ -17,13 +17,14 @@ LayerNorm, Gelu and TransformerEncoderLayer (its self-attention with biases). A 
 named "<index>.<name>".
 """
 
-import math
 import os
 import tempfile
 from functools import partial
 
 import numpy as np
 
+from int8_numbers import (add_multipliers, int8_weights, int32_bias, max_abs,  # noqa: F401
+                          multiplier, quantize_tensor, round_half_up, scale_for)
 from tinyattn_host import modelfile
 from tinyattn_host.reference import integer as ref
 from tinyattn_host.reference import integer_encoder as qref
@@ -33,52 +34,7 @@ from tinyattn_host.reference.encoder import (ff_activation_forward, gelu_forward
 from tinyattn_host.reference.layers import ATTENTION_PARAMS, activation_forward, dense_forward
 from tinyattn_host.reference.sequential import sequential_forward
 
-GELU = "gelu_erf"  # the table's name for the erf GELU (qencoder.GELU)
-
-
-# ---- numbers (qnumbers) ----------------------------------------------------------------------
-def round_half_up(v):
-    return np.floor(np.asarray(v, dtype=np.float64) + 0.5).astype(np.int64)
-
-
-def max_abs(a):
-    return float(np.abs(a).max())
-
-
-def scale_for(m):
-    """max(m, 1e-6) / 127 as the float32 a board holds (so that the board and the host agree)."""
-    return float(np.float32(max(m, 1e-6) / 127.0))
-
-
-def quantize_tensor(x, scale, low=-128):
-    """saturate(round(x / scale), low, 127) as int8, rounded half up (quantize_tensor's)."""
-    return round_half_up(np.clip(np.asarray(x) / scale, low, 127)).astype(np.int8)
-
-
-def int8_weights(W):
-    s_w = scale_for(max_abs(W))
-    return quantize_tensor(W, s_w, low=-127), s_w
-
-
-def int32_bias(b, scale, depth):
-    """b / scale as int32, checked so that depth * 2^14 + |b_q| stays inside int32."""
-    q = round_half_up(np.asarray(b) / scale)
-    assert np.abs(q).max() <= 2 ** 31 - 1 - depth * 16384, "bias overflows int32"
-    return q.astype(np.int32)
-
-
-def multiplier(s_in, s_out, limit=128):
-    return list(ref.fixed_point(s_in / s_out, limit))
-
-
-def add_multipliers(s_a, s_b, s_y):
-    """qencoder.add_multipliers: one shift s, the larger multiplier in [2^14, 2^15)."""
-    top = max(s_a, s_b) / s_y
-    assert math.floor(top + 0.5) < 32768, "an add's input scale is over 2^15 its output's"
-    s = 0
-    while s < 30 and math.floor(top * (1 << (s + 1)) + 0.5) < 32768:
-        s += 1
-    return [math.floor(s_a / s_y * (1 << s) + 0.5), math.floor(s_b / s_y * (1 << s) + 0.5), s]
+GELU = "gelu_erf"  # the table's name for the erf GELU (int8/layers.py's GELU)
 
 
 # ---- layers: (spec, {name: int array}) -------------------------------------------------------
@@ -159,7 +115,7 @@ def _attention_params(p, head=""):
 
 
 def encoder_stats(spec, p, x):
-    """qencoder.encoder_stats on the float64 reference: (y, {name: max |.|})."""
+    """int8/encoder.py's encoder_stats on the float64 reference: (y, {name: max |.|})."""
     _, E, H, F, _, act, norm_first, eps, S, causal = spec
     stats = {}
 
@@ -246,7 +202,7 @@ def layer_params(params, i):
 
 
 def calibrate(config, params, x):
-    """quant._calibrate on the float64 reference: max |.| of every layer's input and output,
+    """int8/convert.py's _calibrate on the float64 reference: max |.| of every layer's input and output,
     of an attention's Q, K, V and of an encoder layer's intermediates."""
     stats = []
     for i, spec in enumerate(config):
@@ -264,7 +220,7 @@ def calibrate(config, params, x):
 
 
 def quantize_layer(spec, p, stats, s_x, s_y, prefix):
-    """quant._quantize_layer (qencoder.quantize_layer for the encoder kinds)."""
+    """int8/convert.py's _quantize_layer (each int8 class's quantize)."""
     kind = spec[0]
     if kind == "Dense":
         return dense(p["W"], p.get("b"), s_x, s_y, prefix=prefix)
@@ -291,7 +247,7 @@ def quantize_layer(spec, p, stats, s_x, s_y, prefix):
 
 
 def quantize(config, params, calib):
-    """quant.quantize of the float Sequential (config, params "<i>.<name>") with calibration
+    """tinyattn.int8.quantize of the float Sequential (config, params "<i>.<name>") with calibration
     rows calib: (specs, arrays named "<i>.<name>")."""
     stats = calibrate(config, params, calib)
     specs, arrays = [], {}
@@ -334,7 +290,7 @@ def file_bytes(kind, meta, arrays):
 
 
 def model_bytes(specs, arrays):
-    """The int8 model as quant.load reads it (QSequential.save's format)."""
+    """The int8 model as tinyattn.int8.load reads it (QSequential.save's format)."""
     return file_bytes("quantized", {"layers": specs}, arrays)
 
 

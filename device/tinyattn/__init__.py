@@ -2,32 +2,40 @@
 
 __version__ = "0.1.0"
 
-from .nn.attention import Attention, padding_mask  # noqa: E402,F401
+from .nn.attention import Attention  # noqa: E402,F401
 
 # Every other public name, and the submodule it comes from. Imported on first use (module
 # __getattr__), so `import tinyattn` costs the heap of the Attention layer only. Keywords, not
 # string keys: keywords are interned, and MicroPython's dir() and Tab completion find a name
-# only by asking __getattr__ for every name the interpreter has interned.
+# only by asking __getattr__ for every name the interpreter has interned. So the layer kinds
+# are named here too, with their class's module, which dir() then imports without the kinds'
+# declarations (nn/spec.py; tests/board/case_kinds.py holds the two to the same class); a kind
+# declared at run time is found through the declarations.
 # `demo` comes from iris_demo and `train` from training: a submodule named like a function
 # would take the function's place (importing a submodule sets the package's attribute).
 LAZY = dict(
     Dense="nn.layers", Activation="nn.layers", Tokens="nn.layers", SelfAttention="nn.layers",
-    GlobalAvgPool="nn.layers", Sequential="nn.sequential",
-    cross_entropy="nn.losses", SGD="nn.optim", Adam="nn.optim",
+    GlobalAvgPool="nn.layers", LayerNorm="nn.norm", PositionalEmbedding="nn.positional",
+    Gelu="nn.gelu", TransformerEncoderLayer="nn.encoder",
+    padding_mask="nn.masks", Sequential="nn.sequential", cross_entropy="nn.losses", SGD="nn.optim", Adam="nn.optim",
     Dataset="datasets.dataset", load_iris="datasets.dataset",
     iris_model="training", train_step="training", train="training", evaluate="training",
     predict="training", save="store", load="store", demo="iris_demo",
-    LayerNorm="nn.norm", PositionalEmbedding="nn.positional", Gelu="nn.gelu",
-    TransformerEncoderLayer="nn.encoder",
 )
 _submodules = None
 
 
 def __getattr__(name):
-    """A name of LAZY, or a submodule (`from tinyattn import bench`: MicroPython asks here
-    first); AttributeError for any other name, which imports nothing."""
+    """A name of LAZY, a layer kind declared at run time, or a submodule (`from tinyattn import
+    bench`: MicroPython asks here first); AttributeError for any other name, which imports
+    nothing."""
     module = LAZY.get(name)
-    if module is not None:
+    spec = None if module else __import__("sys").modules.get("tinyattn.nn.spec")
+    if spec is not None and name in spec.KINDS:
+        from .nn.layer import layer_class
+
+        value = layer_class(name)
+    elif module is not None:
         value = getattr(__import__("tinyattn." + module, None, None, [name]), name)
     elif name in _files():
         value = __import__("tinyattn." + name, None, None, [name])

@@ -27,15 +27,14 @@ import json
 import os
 import struct
 
-from ulab import numpy as np
-
+from . import float32
 from .crc import crc32, crc32_file
 from .link.wire import FILE_END as END
 from .link.wire import FILE_MAGIC as MAGIC
+from .link.wire import FILE_SEQUENTIAL as SEQUENTIAL
 from .link.wire import FILE_VERSION as VERSION
 from .link.wire import ITEMSIZE
 
-SEQUENTIAL = "sequential"
 
 
 def save(model, path):
@@ -98,9 +97,15 @@ def model_from(config, shapes, fill):
     shapes: {name: shape} of the arrays at hand, checked against the config before anything
     is allocated (check_arrays); fill(name, param) then writes each one into its parameter.
     """
+    check_arrays(config, shapes)
+    return build_model(config, fill)
+
+
+def build_model(config, fill):
+    """A Sequential of a config whose arrays check_arrays has accepted; fill(name, param)
+    writes each parameter."""
     from .nn.sequential import Sequential
 
-    check_arrays(config, shapes)
     return Sequential.from_config(config, seed=0, fill=fill)
 
 
@@ -239,11 +244,9 @@ def _write_array(out, name, value, code=None, shape=None):
         out.write(struct.pack("<I", dim))
     if code != "f":
         out.write(value)
-    elif len(shape) == 1:
-        out.write(array.array("f", value.tolist()))
     else:
-        for row in value:  # a row at a time, in float32 whatever the build's float
-            out.write(array.array("f", row.tolist()))
+        for row in float32.rows(value):
+            out.write(row)
 
 
 class _Reader:
@@ -290,12 +293,7 @@ def _read_array(src, decode=True):
         return src.take(nbytes, False)
     if code != "f":
         return name, shape, array.array(code, src.take(nbytes))
-    if ndim == 1:
-        return name, shape, np.array(array.array("f", src.take(nbytes)))
-    value = np.zeros(shape)
-    for i in range(shape[0]):
-        value[i, :] = np.array(array.array("f", src.take(shape[1] * 4)))
-    return name, shape, value
+    return name, shape, float32.from_bytes(shape, src.take)
 
 
 def _is_float(value):

@@ -11,7 +11,7 @@ from .nn.sequential import Sequential
 from .nn.losses import cross_entropy
 from .nn.optim import Adam
 from .rng import Rng
-from .nn.checks import all_finite
+from .nn.checks import all_finite, finite
 
 IRIS_CONFIG = iris.CONFIG  # the spec's Iris model, as the host reference sees it too
 
@@ -48,7 +48,7 @@ def train_step(model, optimizer, x, labels):
 def _require_finite(model, which, loss, why):
     """ValueError unless the loss and array `which` (1 param, 2 grad) of each group are finite."""
     for group in model.collect_params():
-        if loss - loss != 0 or not all_finite(group[which]):
+        if not finite(loss) or not all_finite(group[which]):
             raise ValueError("the loss is %r, the %s of %s holds NaN or infinity: %s"
                              % (loss, ("", "value", "gradient")[which], group[0], why))
 

@@ -280,3 +280,34 @@ def test_requests_leave_the_heap_as_they_found_it():
     if free[1] - min(free[1:]) > 64:
         raise AssertionError("the heap grows request after request: free %s" % free)
     check.heap_returns(lambda: serve("fields.bin"), what="serve()")  # its BytesIO let go
+
+
+def test_forward_int8_plans_once_per_model_and_batch_shape():
+    """Three FORWARD_INT8 requests of one shape plan the int8 model once (the input goes into
+    the session's buffer); another batch shape plans it again; the outputs are the model's."""
+    from tinyattn import iris_model
+    from tinyattn.int8 import quantize
+    from tinyattn.link.handlers import forward_int8
+    from tinyattn.rng import Rng
+
+    session = link.Session()
+    session.qmodel = qmodel = quantize(iris_model(seed=3), Rng(4).uniform_matrix(8, 4, -1, 1))
+    plans, plan = [], qmodel.plan
+    qmodel.plan = lambda x, rows, cols: (plans.append((rows, cols)), plan(x, rows, cols))[1]
+
+    def request(rows, seed):
+        x = array.array("b", bytes(rows * 4))
+        for i, v in enumerate(Rng(seed).uniform_matrix(rows, 4, -127, 127).flatten()):
+            x[i] = int(v)
+        head, arrays = forward_int8(session, {}, {"x": ("b", (rows, 4), memoryview(x))})
+        return bytes(arrays[0][1]), x
+
+    outputs = [request(2, seed) for seed in (5, 6, 7)]
+    check.equal(plans, [(2, 4)], "plans of three requests of one shape")
+    request(3, 8)
+    request(3, 9)
+    check.equal(plans, [(2, 4), (3, 4)], "plans after a new batch shape")
+    qmodel.plan = plan
+    for got, x in outputs:  # each request's answer is the model's for its own input
+        y, _, _ = qmodel.forward_int(array.array("b", bytes(x)), 2, 4)
+        check.equal(list(got), list(bytes(y)), "FORWARD_INT8 output")

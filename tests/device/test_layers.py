@@ -86,7 +86,7 @@ def optimizer_fixtures(rng, params, i, kind, kwargs):
 def make_fixtures():
     rng = np.random.default_rng(5)
     fixtures = {"dense_bias": dense_fixture(rng, True), "dense_nobias": dense_fixture(rng, False)}
-    for kind in ("relu", "gelu", "tanh", "sigmoid"):
+    for kind in ("relu", "gelu_tanh", "tanh", "sigmoid"):
         fixtures["act_" + kind] = activation_fixture(rng, kind)
     fixtures["tokens_pool"] = tokens_pool_fixture(rng)
     params = init_params(CONFIG, 7)  # Xavier-uniform, zero biases, as the device initialises

@@ -157,7 +157,7 @@ def test_iris_reference_logits_are_int32_and_agree_with_float():
 
 
 # ---- other models --------------------------------------------------------------------------
-ACTIVATIONS = ["relu", "gelu", "tanh", "sigmoid"]
+ACTIVATIONS = ["relu", "gelu_tanh", "tanh", "sigmoid"]
 
 
 def sequential_config(kind):

@@ -24,3 +24,20 @@ def test_the_shared_header_fields_agree_with_kernels_py(module):
     assert {n: theirs[n] for n in shared} == {n: own[n] for n in shared}
     first_own = min(v for n, v in theirs.items() if n not in SHARED)
     assert first_own == max(own[n] for n in SHARED) + 1  # its own fields follow them
+
+
+def test_the_shared_constants_are_what_they_say():
+    """int8/constants.py, which the kernels and the host reference share: the exp tables
+    from their formulas, EXP_LIMIT the first index past the table, and kernels_attend's
+    const() copy of it equal."""
+    import math
+
+    from tinyattn_host.device_modules import device_module
+
+    c = device_module("int8/constants")
+    assert list(c.EXP_HI) == [round(32768 * math.exp(-k / 8)) for k in range(89)]
+    assert round(32768 * math.exp(-89 / 8)) == 0
+    assert list(c.EXP_LO) == [round(32768 * math.exp(-j / 256)) for j in range(32)]
+    assert c.EXP_LIMIT == 32 * len(c.EXP_HI) and c.EXP_STEPS == 256 and c.PROB_ONE == 1 << 15
+    kernel = (PACKAGE / "kernels_attend.py").read_text()
+    assert re.search(r"^EXP_LIMIT = const\((\d+)\)", kernel, re.M).group(1) == str(c.EXP_LIMIT)

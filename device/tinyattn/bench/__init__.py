@@ -1,11 +1,13 @@
 """Speed and memory on the device: `import tinyattn.bench; tinyattn.bench.run()`.
 
-Prints each result as it is measured, one line each: benchplan.MARK and a JSON object whose
+Prints each result as it is measured, one line each: plan.MARK and a JSON object whose
 "kind" is "header", "largest" (with a "trial" line per S tried), "attention", "iris" or
-"done". `make bench` (tinyattn_host.bench) renders them as tables and plots. Public API only.
+"done". `make bench` (tinyattn_host.bench) renders them as tables and plots. It measures the
+package through its public API (tinyattn.int8.quantize(...).forward for the int8 path).
 
 Timing: the paths of a shape take turns (see medians): a warm-up call each, then up to
-`repeats` rounds (at least 3, fewer when a call would pass `cap` seconds), the medians. A call predicted to take over `cap` seconds (from the path's time
+`repeats` rounds (at least 3, fewer when a call would pass `cap` seconds), the medians. A
+call predicted to take over `cap` seconds (from the path's time
 per multiply-add on the last shape measured) is "skip"; one that raises MemoryError is "OOM".
 Nothing is asserted: speed is reported, never tested.
 """
@@ -141,7 +143,7 @@ def attention(B, S, E, H, repeats=5, cap=1.0, rates=None):
 
     The int8 forward is the public one: `quant.quantize(layer, x[:S], seq_len=S).forward(x)`.
     """
-    from ..int8.convert import quantize
+    from ..int8 import quantize
 
     rates = {} if rates is None else rates
     row = {"kind": "attention", "B": B, "S": S, "E": E, "H": H, "runs": {}}
@@ -182,7 +184,7 @@ def iris(repeats=5, cap=1.0):
     from ..datasets.dataset import load_iris
     from ..training import iris_model, train
     from ..nn.optim import Adam
-    from ..int8.convert import quantize
+    from ..int8 import quantize
 
     train_set, test_set = load_iris().split(0.2, seed=42)
     model = iris_model(42)

@@ -10,11 +10,12 @@ it is the model's last layer).
 import array
 
 from . import backend, kernels
+from .constants import EXP_LIMIT, EXP_STEPS, PROB_ONE
 from . import kernels_attend
-from .layers import flip
 from ..link.wire import MAX_SEQ_LEN
-from .numbers import (dequantize, fixed_point, int32_bias, int8_weights, multiplier,
-                       quantize_tensor, scale_for, shape2)
+from ..nn.checks import require_2d
+from .numbers import (dequantize, fixed_point, flip, int32_bias, int8_weights, multiplier,
+                       quantize_tensor, scale_for)
 
 PROJECTIONS = ("q", "k", "v", "o")
 
@@ -37,13 +38,27 @@ class QAttention:
         self.head_dim = embed_dim // num_heads
         self.weights, self.biases, self.mults, self.scales = weights, biases, mults, scales
         self._kernels = None  # {projection: (linear kernel, its weights)}, at the first plan
-        self.s_x, self.s_y = scales["x"], scales["y"]
         E = embed_dim
         self.headers = dict(
             (n, kernels.linear_header(E, E, biases[n], mults["out" if n == "o" else n]))
             for n in PROJECTIONS)
         self.core, self._shape = None, None
         self.Q = self.K = self.VT = self.ctx = self.out = None
+        self.out_code = "i" if mults["out"] is None else "b"  # the int32 accumulator, or int8
+
+    @property
+    def s_x(self):
+        """The input's scale, as every int8 layer names it (the description keeps `scales`)."""
+        return self.scales["x"]
+
+    @property
+    def s_y(self):
+        return self.scales["y"]
+
+    @staticmethod
+    def quantize(layer, stats, s_x, s_y, seq_len=None):
+        """From a SelfAttention (its own seq_len) or a lone Attention (seq_len given)."""
+        return QAttention.from_float(layer, stats, s_x, s_y, getattr(layer, "seq_len", seq_len))
 
     @staticmethod
     def from_float(layer, stats, s_x, s_y, seq_len):
@@ -64,9 +79,9 @@ class QAttention:
         s_acc = scales["ctx"] * scales["wo"]
         biases["o"] = int32_bias(layer.bo, s_acc, E)
         mults["out"] = None if s_y is None else multiplier(s_acc, s_y)
-        score = scales["q"] * scales["k"] / (D ** 0.5) * kernels_attend.EXP_STEPS
-        mults["score"] = fixed_point(score, kernels_attend.EXP_LIMIT)
-        mults["ctx"] = multiplier(scales["v"] / kernels_attend.PROB_ONE, scales["ctx"])
+        score = scales["q"] * scales["k"] / (D ** 0.5) * EXP_STEPS
+        mults["score"] = fixed_point(score, EXP_LIMIT)
+        mults["ctx"] = multiplier(scales["v"] / PROB_ONE, scales["ctx"])
         return QAttention(E, layer.num_heads, seq_len, weights, biases, mults, scales)
 
     def out_scale(self):
@@ -85,8 +100,7 @@ class QAttention:
             n = rows * E
             self.Q, self.ctx = array.array("b", bytes(n)), array.array("b", bytes(n))
             self.K, self.VT = bytearray(n), bytearray(n)  # offset binary
-            self.out = array.array("i" if self.mults["out"] is None else "b",
-                                   bytes(n * (4 if self.mults["out"] is None else 1)))
+            self.out = array.array(self.out_code, bytes(n * (4 if self.mults["out"] is None else 1)))
             self.core = kernels_attend.attend_header(S, H, D, self.mults["score"], self.mults["ctx"])
             self._shape = (rows, S)
         h, w = self.headers, self.weights
@@ -134,7 +148,7 @@ class QAttention:
 
     def forward(self, x, seq_len=None, mask=None, causal=False):
         """Float x (B*S, E) to float (B*S, E); mask (B, S) of 0/1 as for Attention."""
-        rows, cols = shape2(x)
+        rows, cols = require_2d("x", x)
         keep = keep_bytes(mask, rows, self.seq_len if seq_len is None else seq_len)
         xq = quantize_tensor(x, self.s_x)
         y, rows, cols = self.forward_int(xq, rows, cols, seq_len=seq_len, keep=keep,

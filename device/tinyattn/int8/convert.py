@@ -9,12 +9,10 @@ would hide the function tinyattn.int8.quantize.
 """
 
 from ..nn.attention import Attention
-from ..nn.layers import Activation, Dense, GlobalAvgPool, SelfAttention, Tokens
+from ..nn.layers import Dense, SelfAttention, Tokens
 from ..nn.sequential import Sequential
-from .attention import QAttention
-from .layers import QActivation, QDense, QGlobalAvgPool, QTokens
-from .model import QSequential, _encoder
-from .numbers import max_abs, multiplier, scale_for
+from .model import QSequential, int8_class
+from .numbers import max_abs, scale_for
 
 
 def quantize(model, calibration_x, seq_len=None, batch_size=16):
@@ -50,29 +48,14 @@ def quantize(model, calibration_x, seq_len=None, batch_size=16):
 
 
 def _quantize_layer(layer, stats, s_x, s_y, seq_len):
-    qencoder = _encoder(type(layer).__name__)
-    if qencoder is not None:
-        return qencoder.quantize_layer(layer, stats, s_x, s_y)
-    if isinstance(layer, Dense):
-        return QDense.from_float(layer, s_x, s_y)
-    if isinstance(layer, Attention):
-        S = getattr(layer, "seq_len", seq_len)
-        return QAttention.from_float(layer, stats, s_x, s_y, S)
-    if isinstance(layer, Activation):
-        return _quantize_activation(layer, s_x, s_y or scale_for(stats["out"]))
-    if isinstance(layer, Tokens):
-        return QTokens(layer.seq_len, s_x)
-    if isinstance(layer, GlobalAvgPool):
-        s_y = s_y or scale_for(stats["out"])
-        return QGlobalAvgPool(layer.seq_len, multiplier(s_x / layer.seq_len, s_y), s_x, s_y)
-    raise ValueError("cannot quantize a %s layer" % type(layer).__name__)
+    """The int8 class its kind's declaration names (a lone Attention: SelfAttention's)."""
+    from ..nn.spec import KINDS
 
-
-def _quantize_activation(layer, s_x, s_y):
-    """The table of f at every int8 input: table[u] = round(f((u ^ 128) - 128) s_x) / s_y)."""
-    if layer.kind == "relu":
-        s_y = s_x  # max(v, 0) exactly
-    return QActivation.from_float(layer.kind, layer.forward, s_x, s_y)
+    kind = "SelfAttention" if isinstance(layer, Attention) else type(layer).__name__
+    cls = int8_class(KINDS[kind]) if kind in KINDS else None
+    if cls is None:
+        raise ValueError("cannot quantize a %s layer" % type(layer).__name__)
+    return cls.quantize(layer, stats, s_x, s_y, seq_len)
 
 
 def _check_calibration(layers, x, seq_len):
@@ -164,7 +147,9 @@ def _calibrate_batch(layers, x, seq_len):
     for layer in layers:
         st = {"in": max_abs(x)}
         if type(layer).__name__ == "TransformerEncoderLayer":
-            x, extra = _encoder("TransformerEncoderLayer").encoder_stats(layer, x)
+            from .encoder import encoder_stats
+
+            x, extra = encoder_stats(layer, x)
             st.update(extra)
             stats.append(st)
             continue

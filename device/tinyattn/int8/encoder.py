@@ -1,5 +1,5 @@
-"""The int8 encoder: PyTorch's TransformerEncoderLayer, and the int8 form of every encoder
-layer kind (quantize_layer; LayerNorm and the positional add are in qnorm.py).
+"""The int8 encoder: PyTorch's TransformerEncoderLayer (LayerNorm and the positional add are
+in int8/norm.py).
 
 A QTransformerEncoderLayer is QAttention, two residual adds (both inputs requantized to the
 sum's scale, rounded once), two QLayerNorms and the feed-forward block: QDense with the ReLU
@@ -11,17 +11,13 @@ import array
 
 from . import kernels_attend
 from . import kernels_norm as nk
-from ..nn.encoder import TransformerEncoderLayer
-from ..nn.gelu import Gelu
-from ..nn.norm import LayerNorm
-from ..nn.positional import PositionalEmbedding
 from .attention import QAttention, keep_bytes
-from .layers import QActivation, QDense
-from .norm import QLayerNorm, QPositional, add_multipliers
-from .numbers import dequantize, max_abs, quantize_tensor, scale_for, shape2
+from .fields import check_layer_spec
+from .layers import GELU, QActivation, QDense
+from .norm import QLayerNorm, add_multipliers
+from ..nn.checks import require_2d
+from .numbers import dequantize, max_abs, quantize_tensor, scale_for
 
-GELU = "gelu_erf"
-"""The QActivation name of the GELU table (made from gelu.Gelu, the erf form)."""
 
 
 # ---- the encoder layer -----------------------------------------------------------------------
@@ -82,6 +78,11 @@ class QTransformerEncoderLayer:
         self.E = parts["self_attn"].embed_dim
         self.add1, self.add2 = nk.add_header(self.E, adds[0]), nk.add_header(self.E, adds[1])
         self._rows = self._bufs = self._source = self._out = None
+
+    @staticmethod
+    def quantize(layer, stats, s_x, s_y, seq_len=None):
+        return QTransformerEncoderLayer.from_float(layer, stats, s_x,
+                                                   s_y or scale_for(stats["out"]))
 
     @staticmethod
     def from_float(layer, stats, s_x, s_y):
@@ -208,7 +209,7 @@ class QTransformerEncoderLayer:
 
     def forward(self, x, mask=None, causal=None):
         """Float x (B*S, E) to float (B*S, E); mask (B, S) of 0/1 as for the float layer."""
-        rows, cols = shape2(x)
+        rows, cols = require_2d("x", x)
         keep = keep_bytes(mask, rows, self.seq_len)
         y, rows, cols = self.forward_int(quantize_tensor(x, self.s_x), rows, cols, keep, causal)
         return dequantize(y, rows, cols, self.s_y)
@@ -230,8 +231,6 @@ class QTransformerEncoderLayer:
     @staticmethod
     def check_spec(where, spec):
         """Each part's description against its int8 layer's FIELDS (act only for GELU)."""
-        from .spec import check_layer_spec
-
         for name in spec["parts"]:
             if name not in _PART_KINDS:
                 raise ValueError("%s: 'parts' has %r; its parts are %s"
@@ -250,23 +249,3 @@ class QTransformerEncoderLayer:
         return QTransformerEncoderLayer(parts, [tuple(a) for a in spec["adds"]],
                                         spec["norm_first"], spec["seq_len"], spec["causal"],
                                         spec["s_x"], spec["s_y"])
-
-
-LAYERS = (QLayerNorm, QPositional, QTransformerEncoderLayer)
-"""The int8 layers of this module, for quant.KINDS."""
-
-
-def quantize_layer(layer, stats, s_x, s_y):
-    """The int8 form of a float LayerNorm, PositionalEmbedding, Gelu or TransformerEncoderLayer
-    (stats: max |.| of its output, and encoder_stats for an encoder layer; s_y None: the
-    output's scale from them)."""
-    s_y = s_y or scale_for(stats["out"])
-    if isinstance(layer, TransformerEncoderLayer):
-        return QTransformerEncoderLayer.from_float(layer, stats, s_x, s_y)
-    if isinstance(layer, LayerNorm):
-        return QLayerNorm.from_float(layer, s_x, s_y)
-    if isinstance(layer, PositionalEmbedding):
-        return QPositional.from_float(layer, s_x, s_y)
-    if isinstance(layer, Gelu):
-        return QActivation.from_float(GELU, layer.forward, s_x, s_y)
-    raise ValueError("cannot quantize a %s layer" % type(layer).__name__)

@@ -1,10 +1,12 @@
 """A real multiplier r > 0 as the ints (m, s, p, cap) the integer kernels use.
 
-Plain Python (math only): the host's integer reference runs this very file
-(tinyattn_host.shared), so both ends make multipliers by one definition.
+Plain Python (math and nn/arguments.py): the host's integer reference runs this very file
+(tinyattn_host.device_modules), so both ends make multipliers by one definition.
 """
 
 import math
+
+from ..nn.arguments import is_int
 
 
 def fixed_point(r, limit):
@@ -29,3 +31,23 @@ def fixed_point(r, limit):
         if s < 0:
             m, s = 32767, 0
     return m, s, p, cap
+
+
+MULTIPLIER_RULE = "[m, s, p, cap]: ints 0 <= m < 2^15, 0 <= s <= 30, 0 <= p <= 16, " \
+    "0 < cap < 2^(15+p), cap < 2^31"
+"""What valid_multiplier holds a multiplier to (what fixed_point makes), in words."""
+
+
+def valid_multiplier(m, s, p, cap):
+    """Whether (m, s, p, cap) are ints the kernels take: MULTIPLIER_RULE."""
+    for v in (m, s, p, cap):
+        if not is_int(v):
+            return False
+    return 0 <= m < 32768 and 0 <= s <= 30 and 0 <= p <= 16 and 0 < cap < (1 << (15 + p)) \
+        and cap < 2147483648
+
+
+def bias_room(depth):
+    """The largest |bias| that leaves a dot product of `depth` int8 x offset-binary terms
+    (each < 2^14 in magnitude) inside int32."""
+    return 2147483647 - depth * 16384

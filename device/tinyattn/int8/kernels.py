@@ -1,6 +1,6 @@
 """Integer kernels of the int8 path, each an @micropython.viper function: no float inside.
 Here: linear (x W^T + b, requantized), pooling and table lookup; the attention core is in
-qkernels_attend.py, LayerNorm and adds in qkernels_norm.py.
+kernels_attend.py, LayerNorm and adds in kernels_norm.py.
 
 Calling convention. A kernel takes two buffers, `(header, weights)`, so that viper keeps both
 in its two register locals (a native function in a .mpy holds at most two locals in
@@ -11,7 +11,7 @@ a distance found once stays true). After the fields come the bias and a scratch 
 
 Formats: int8 tensors are bytes, row-major; "offset binary" bytes hold v + 128 (the same bits
 as v with the top one flipped); accumulators int32.
-A real multiplier r > 0 is the four ints (m, s, p, cap) of quant.fixed_point:
+A real multiplier r > 0 is the four ints (m, s, p, cap) of fixedpoint.fixed_point:
     v * r  ~  ((clamp(v, -cap, cap) >> p) * m + 2^(s-1)) >> s      (rounds half up)
 
 The dot products. A source row is widened once into the int32 scratch (sign-extended) and
@@ -29,6 +29,8 @@ import array
 
 import micropython
 from micropython import const
+
+from .fixedpoint import MULTIPLIER_RULE, bias_room, valid_multiplier
 
 MAX_DEPTH = 32768
 """Longest dot product: depth * 2^14 + |bias| must stay inside int32."""
@@ -241,10 +243,9 @@ def need_int(name, v, low=0):
 def set_multiplier(h, mult, lo=-128, hi=127):
     """Check the multiplier (m, s, p, cap) and the saturation bounds; put them in header h."""
     m, s, p, cap = mult
-    if not (0 <= m < 32768 and 0 <= s <= 30 and 0 <= p <= 16 and 0 < cap < (1 << (15 + p))
-            and cap < 2147483648):
-        raise ValueError("multiplier (m=%r, s=%r, p=%r, cap=%r) is outside 0 <= m < 2^15, "
-                         "s <= 30, 0 < cap < 2^(15+p): use quant.fixed_point" % (m, s, p, cap))
+    if not valid_multiplier(m, s, p, cap):
+        raise ValueError("multiplier (m=%r, s=%r, p=%r, cap=%r) is not %s: use "
+                         "int8/fixedpoint.py's fixed_point" % (m, s, p, cap, MULTIPLIER_RULE))
     if not -128 <= lo <= hi <= 127:
         raise ValueError("saturation bounds must satisfy -128 <= lo <= hi <= 127, got %r, %r"
                          % (lo, hi))
@@ -279,7 +280,7 @@ def linear_header(cols, depth, bias=None, mult=None, lo=-128, hi=127):
         set_multiplier(h, mult, lo, hi)
     if bias is not None:
         need("bias", bias, 4, cols)
-        room = 2147483647 - depth * 16384
+        room = bias_room(depth)
         for j in range(cols):
             if not -room <= bias[j] <= room:
                 raise ValueError("bias %d is %d: the int32 accumulator could overflow"
@@ -323,12 +324,6 @@ def bind_linear(h, w, rows, src, dst, src_off=0, src_row=None, offset_binary=Fal
     h[_DST_ROW], h[_DST_COL] = dst_row * size, dst_col * size
     h[_DST_GROUP], h[_DST_GSTRIDE] = group, group_stride * size
     h[_DST_ADD] = add
-
-
-def rebind_source(h, src, src_off=0):
-    """Point a bound linear header at another source of the same shape (checked)."""
-    need("src", src, 1, src_off + (h[_ROWS] - 1) * h[_SRC_ROW] + h[_DEPTH] if h[_ROWS] else 0)
-    h[_SRC] = address_distance(src, h) + src_off
 
 
 def pool_header(seq_len, cols, mult):

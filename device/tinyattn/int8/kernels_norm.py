@@ -17,14 +17,8 @@ b repeats every `period` rows (the positional table), or not at all (a residual)
 import micropython
 from micropython import const
 
+from .constants import MAX_EPS, MAX_NORM_WIDTH as MAX_WIDTH, NORM_FRACTION as FRACTION
 from .kernels import address_distance, need, need_int, new_header
-
-MAX_WIDTH = 256
-"""Longest LayerNorm row: V + eps_q must stay below 2^31 (16384 E^2 + 2^30 - 1)."""
-MAX_EPS = 1073741823
-"""eps_q, in units of V, is at most 2^30 - 1 (and at least 1)."""
-FRACTION = 12
-"""z = xhat 2^12."""
 
 # the fields every header of kernels.py starts with
 _M = const(0)

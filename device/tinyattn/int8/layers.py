@@ -1,7 +1,11 @@
 """The int8 layers: each is built once, planned once per input shape, then run with no checks.
 
 Contract of a quantized layer (QSequential relies on nothing else):
-- `kind`, `s_x` (input scale), `out_scale()`;
+- `kind` (the float kind it quantizes, nn/spec.py's declaration names the class), `s_x`
+  (input scale), `out_scale()`;
+- `quantize(layer, stats, s_x, s_y, seq_len)`: from the float layer, its calibration stats
+  (max |.| of its output "out", ...), the input's scale and the output's (None: the last
+  layer's, from the stats or its own accumulator), the sequence length of a lone Attention;
 - `plan(src, rows, cols)`: make (once per row count) and bind the buffers for int8 input `src`
   of that shape, check everything, return (output buffer, rows, cols);
 - `run()`: the kernels, positionally, no allocation;
@@ -15,21 +19,11 @@ import array
 from ulab import numpy as np
 
 from . import backend, kernels
-from .numbers import int32_bias, int8_weights, multiplier, quantize_tensor
+from .numbers import flip, int32_bias, int8_buffer, int8_weights, multiplier, quantize_tensor, \
+    scale_for
 
-_FLIP = bytearray(u ^ 128 for u in range(256))  # int8 <-> offset binary, as a lookup table
-
-
-def flip(buf):
-    """A copy of an int8 buffer as offset binary, or of an offset-binary one as int8."""
-    out = array.array("b", bytes(len(buf)))
-    kernels.lookup(buf, out, len(buf), _FLIP)
-    return out
-
-
-def _int8(n):
-    return array.array("b", bytes(n))
-
+GELU = "gelu_erf"
+"""The QActivation name of the GELU table (made from nn/gelu.py's Gelu, the erf form)."""
 
 def _tuple(mult):
     return None if mult is None else tuple(mult)
@@ -48,6 +42,11 @@ class QDense:
         self.s_x, self.s_w, self.s_y, self.lo = s_x, s_w, s_y, lo  # lo 0: a ReLU folded in
         self.header = kernels.linear_header(out_features, in_features, b, mult, lo)
         self.out, self._rows, self._kernel = None, None, None
+        self.out_code = "i" if mult is None else "b"  # the int32 accumulator, or int8
+
+    @staticmethod
+    def quantize(layer, stats, s_x, s_y, seq_len=None):
+        return QDense.from_float(layer, s_x, s_y)
 
     @staticmethod
     def from_float(layer, s_x, s_y, lo=-128):
@@ -65,8 +64,7 @@ class QDense:
             raise ValueError("x has %d columns, Dense needs %d" % (cols, self.in_features))
         n = self.out_features
         if rows != self._rows:
-            self.out = array.array("i" if self.mult is None else "b",
-                                   bytes(rows * n * (4 if self.mult is None else 1)))
+            self.out = array.array(self.out_code, bytes(rows * n * (4 if self.mult is None else 1)))
             self._rows = rows
         kernels.bind_linear(self.header, self.W, rows, src, self.out)
         if self._kernel is None:  # the backend's kernel and its weight layout, made once
@@ -106,6 +104,14 @@ class QActivation:
         self.src, self.out, self._n = None, None, 0
 
     @staticmethod
+    def quantize(layer, stats, s_x, s_y, seq_len=None):
+        """From a float Activation or Gelu: the table of its forward (relu keeps s_x:
+        max(v, 0) is exact)."""
+        name = getattr(layer, "kind", GELU)
+        s_y = s_x if name == "relu" else s_y or scale_for(stats["out"])
+        return QActivation.from_float(name, layer.forward, s_x, s_y)
+
+    @staticmethod
     def from_float(name, forward, s_x, s_y):
         """The table of a float function: forward(2-D ulab array) -> the same shape."""
         values = [((u ^ 128) - 128) * s_x for u in range(256)]
@@ -119,7 +125,7 @@ class QActivation:
         n = rows * cols
         kernels.need("x", src, 1, n)
         if self.out is None or len(self.out) != n:
-            self.out = _int8(n)
+            self.out = int8_buffer(n)
         self.src, self._n = src, n
         return self.out, rows, cols
 
@@ -145,6 +151,10 @@ class QTokens:
 
     def __init__(self, seq_len, s_x):
         self.seq_len, self.s_x = seq_len, s_x
+
+    @staticmethod
+    def quantize(layer, stats, s_x, s_y, seq_len=None):
+        return QTokens(layer.seq_len, s_x)
 
     def out_scale(self):
         return self.s_x
@@ -179,6 +189,11 @@ class QGlobalAvgPool:
         self.seq_len, self.mult, self.s_x, self.s_y = seq_len, mult, s_x, s_y
         self.header, self.out, self._cols = None, None, None
 
+    @staticmethod
+    def quantize(layer, stats, s_x, s_y, seq_len=None):
+        s_y = s_y or scale_for(stats["out"])
+        return QGlobalAvgPool(layer.seq_len, multiplier(s_x / layer.seq_len, s_y), s_x, s_y)
+
     def out_scale(self):
         return self.s_y
 
@@ -190,7 +205,7 @@ class QGlobalAvgPool:
             self.header, self._cols = kernels.pool_header(S, cols, self.mult), cols
         B = rows // S
         if self.out is None or len(self.out) != B * cols:
-            self.out = _int8(B * cols)
+            self.out = int8_buffer(B * cols)
         kernels.bind_pool(self.header, B, src, self.out)
         return self.out, B, cols
 

@@ -1,4 +1,4 @@
-"""The int8 model: QSequential, the registry of int8 layer kinds, and load(path).
+"""The int8 model: QSequential, the int8 class of each layer kind, and load(path).
 
 The int8 model takes float input, quantizes it once, runs only integer kernels and dequantizes
 its output; a last Dense (or Attention) keeps its int32 accumulator, which is dequantized
@@ -7,35 +7,33 @@ makes one from a float model (quantize).
 """
 
 from .. import store
-from .attention import QAttention
-from .layers import QActivation, QDense, QGlobalAvgPool, QTokens
-from .numbers import dequantize, quantize_into, quantize_tensor, shape2
+from ..link.wire import FILE_QUANTIZED as QUANTIZED
+from ..nn.checks import require_2d
+from .numbers import dequantize, quantize_into, quantize_tensor
 
-QUANTIZED = "quantized"
-KINDS = dict((cls.kind, cls) for cls in (QDense, QActivation, QTokens, QGlobalAvgPool, QAttention))
-"""The registry of int8 layers, by the `kind` saved in their spec (qencoder's join on first use)."""
-ENCODER_KINDS = ("LayerNorm", "PositionalEmbedding", "Gelu", "TransformerEncoderLayer")
-"""Float layers (and saved kinds) of qencoder, imported only for a model that has them: it and
-the float encoder modules take ~17 KB of a board's heap."""
 
 
 def layer_kind(kind=None):
-    """The int8 layer class of a saved `kind` (None for an unknown one); without a kind, the
-    names of every kind."""
-    _encoder("LayerNorm" if kind is None else kind)
+    """The int8 layer class of a saved `kind` (its module imported now; None for a kind that
+    has none); without a kind, the names of every saved kind (every int8 module imported)."""
+    from ..nn.spec import KINDS
+
     if kind is None:
-        return sorted(KINDS)
-    return KINDS.get(kind)
+        return sorted(k for k in KINDS if layer_kind(k) is not None)
+    declared = KINDS.get(kind) if isinstance(kind, str) else None
+    cls = None if declared is None else int8_class(declared)
+    return cls if cls is not None and cls.kind == kind else None
 
 
-def _encoder(kind):
-    """The qencoder module when `kind` is one of ENCODER_KINDS (registered in KINDS), else None."""
-    if kind not in ENCODER_KINDS:
+def int8_class(declared):
+    """The int8 class of a declared kind (nn/spec.py), imported now; None if it has none. A
+    model pays the heap of the int8 modules its kinds use only (the encoder's is ~17 KB)."""
+    from ..nn.spec import INT8, module_of
+
+    if declared[INT8] is None:
         return None
-    from . import encoder as qencoder
-
-    KINDS.update((cls.kind, cls) for cls in qencoder.LAYERS)
-    return qencoder
+    module, _, name = module_of(declared[INT8], "tinyattn.int8").rpartition(".")
+    return getattr(__import__(module, None, None, [name]), name)
 
 
 class QSequential:
@@ -81,13 +79,18 @@ class QSequential:
 
     def forward(self, x):
         """Float x (B, features) to float outputs (logits), through integer kernels only."""
-        rows, cols = shape2(x)
+        rows, cols = require_2d("x", x)
         if self._xq is None or len(self._xq) != rows * cols:
             self._xq = quantize_tensor(x, self.in_scale)
         else:
             quantize_into(x, 1.0 / self.in_scale, -128, self._xq)
         y, rows, cols = self.forward_int(self._xq, rows, cols)
         return dequantize(y, rows, cols, self.layers[-1].out_scale())
+
+    def out_code(self):
+        """The typecode of forward_int's output: "i" when the last layer keeps its int32
+        accumulator (a last Dense or Attention), else "b"."""
+        return getattr(self.layers[-1], "out_code", "b")
 
     def description(self):
         """What `from_description` needs besides the arrays: {"layers": [spec, ...]}."""
@@ -110,8 +113,10 @@ def from_description(description, arrays):
     layers = []
     try:
         for i, spec in enumerate(description["layers"]):
-            _encoder(spec["kind"])
-            layers.append(KINDS[spec["kind"]].from_spec(spec, arrays, "%d." % i))
+            cls = layer_kind(spec["kind"])
+            if cls is None:
+                raise ValueError("layer %d: unknown int8 kind %r" % (i, spec["kind"]))
+            layers.append(cls.from_spec(spec, arrays, "%d." % i))
     except KeyError as err:
         raise ValueError("the int8 model needs %s, which its description or arrays lack"
                          % (err,))

@@ -5,13 +5,10 @@ integer square root, int8 out); QPositional adds the int8 table P to every seque
 follows the contract of qlayers: planned once per shape, run with no allocation.
 """
 
-import array
-
 from . import kernels
 from . import kernels_norm as nk
-from .layers import flip
-from .numbers import int32_bias, int8_weights, max_abs, multiplier, quantize_tensor, \
-    round_half_up, scale_for
+from .numbers import flip, int32_bias, int8_buffer, int8_weights, max_abs, multiplier, \
+    quantize_tensor, round_half_up, scale_for
 
 
 def add_multipliers(s_a, s_b, s_y):
@@ -33,10 +30,6 @@ def eps_units(eps, E, s_x):
     return max(1, min(nk.MAX_EPS, round_half_up(v)))
 
 
-def _int8(n):
-    return array.array("b", bytes(n))
-
-
 class QLayerNorm:
     """LayerNorm of int8 rows of E values: gamma int8 (offset binary in memory, scale s_g),
     beta int32 at s_g / 2^12, eps_q in units of V; out int8 at s_y."""
@@ -50,6 +43,10 @@ class QLayerNorm:
         self.s_x, self.s_g, self.s_y = s_x, s_g, s_y
         self.header = nk.norm_header(E, beta, eps, mult)
         self.out, self._rows = None, None
+
+    @staticmethod
+    def quantize(layer, stats, s_x, s_y, seq_len=None):
+        return QLayerNorm.from_float(layer, s_x, s_y or scale_for(stats["out"]))
 
     @staticmethod
     def from_float(layer, s_x, s_y):
@@ -67,7 +64,7 @@ class QLayerNorm:
         if cols != self.E:
             raise ValueError("x has %d columns, LayerNorm needs %d" % (cols, self.E))
         if rows != self._rows:
-            self.out, self._rows = _int8(rows * cols), rows
+            self.out, self._rows = int8_buffer(rows * cols), rows
         nk.bind_norm(self.header, self.gamma, rows, src, self.out)
         return self.out, rows, cols
 
@@ -104,6 +101,10 @@ class QPositional:
         self.out, self._rows = None, None
 
     @staticmethod
+    def quantize(layer, stats, s_x, s_y, seq_len=None):
+        return QPositional.from_float(layer, s_x, s_y or scale_for(stats["out"]))
+
+    @staticmethod
     def from_float(layer, s_x, s_y):
         s_p = scale_for(max_abs(layer.P))
         P = quantize_tensor(layer.P, s_p, low=-127)
@@ -120,7 +121,7 @@ class QPositional:
             raise ValueError("x has %d rows, not a multiple of seq_len %d"
                              % (rows, self.seq_len))
         if rows != self._rows:
-            self.out, self._rows = _int8(rows * cols), rows
+            self.out, self._rows = int8_buffer(rows * cols), rows
         nk.bind_add(self.header, rows, src, self.P, self.out, self.seq_len)
         return self.out, rows, cols
 

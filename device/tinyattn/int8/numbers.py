@@ -12,12 +12,25 @@ import math
 from ulab import numpy as np
 
 from . import kernels
-from .fixedpoint import fixed_point
+from ..nn.checks import require_2d
+from .fixedpoint import bias_room, fixed_point
 
 SATURATE = 128
 """|v r| beyond this saturates int8 whatever the rounding: the `limit` of a requantize."""
 
-_TO_INT8 = bytearray(u ^ 128 for u in range(256))  # offset binary u to the int8 u - 128
+_FLIP = bytearray(u ^ 128 for u in range(256))  # int8 <-> offset binary, as a lookup table
+
+
+def flip(buf):
+    """A copy of an int8 buffer as offset binary, or of an offset-binary one as int8."""
+    out = int8_buffer(len(buf))
+    kernels.lookup(buf, out, len(buf), _FLIP)
+    return out
+
+
+def int8_buffer(n):
+    """A zeroed int8 array of n items."""
+    return array.array("b", bytes(n))
 
 
 def multiplier(s_in, s_out, limit=SATURATE):
@@ -40,14 +53,6 @@ def scale_for(max_abs_value):
     return max(max_abs_value, 1e-6) / 127.0
 
 
-def shape2(x):
-    """The shape of a 2-D ulab array, or ValueError."""
-    shape = getattr(x, "shape", None)
-    if shape is None or len(shape) != 2:
-        raise ValueError("x must be a 2-D ulab array, got shape %r" % (shape,))
-    return shape
-
-
 def quantize_tensor(x, scale, low=-128, out=None):
     """A 2-D float array as int8 (row-major array 'b'): saturate(round(x / scale), low, 127).
 
@@ -55,7 +60,7 @@ def quantize_tensor(x, scale, low=-128, out=None):
     by ulab's float to uint8 conversion (C's round(), half away from zero, on values >= 0),
     then a table lookup turns u into the int8 u - 128. `out` (rows * cols items) is reused.
     """
-    rows, cols = shape2(x)
+    rows, cols = require_2d("x", x)
     if out is None:
         out = array.array("b", bytes(rows * cols))
     kernels.need("out", out, 1, rows * cols)
@@ -78,7 +83,7 @@ def quantize_into(x, inverse_scale, low, out):
     except TypeError:  # the stand-in has none
         u = bytearray(u.flatten().tolist())
     rows, cols = x.shape
-    kernels.table_lookup(u, out, rows * cols, _TO_INT8)
+    kernels.table_lookup(u, out, rows * cols, _FLIP)
 
 
 def dequantize(values, rows, cols, scale):
@@ -92,7 +97,7 @@ def int8_weights(W):
     s_w = scale_for(max_abs(W))
     u = quantize_tensor(W, s_w, low=-127)
     out = bytearray(len(u))
-    kernels.lookup(u, out, len(u), _TO_INT8)
+    kernels.lookup(u, out, len(u), _FLIP)
     return out, s_w
 
 
@@ -101,7 +106,7 @@ def int32_bias(b, scale, depth):
     if b is None:
         return None
     q = array.array("i", bytes(4 * len(b)))
-    room = 2147483647 - depth * 16384
+    room = bias_room(depth)
     for j, v in enumerate(b.tolist()):
         q[j] = round_half_up(v / scale)
         if abs(q[j]) > room:

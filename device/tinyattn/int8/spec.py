@@ -6,7 +6,7 @@ built model holds (layer.arrays()): the same names, typecodes and shapes, nothin
 Every problem is a ValueError naming the layer and the field or array.
 """
 
-from ..link.wire import MAX_MESSAGE
+from .fields import check_layer_spec
 
 
 def qmodel_from(layers, arrays):
@@ -53,68 +53,3 @@ def _check_layer(i, spec):
         raise ValueError("layers[%d]: 'kind' must be one of %s, got %r"
                          % (i, ", ".join(layer_kind()), kind))
     check_layer_spec("layers[%d]" % i, spec, cls)
-
-
-def check_layer_spec(where, spec, cls):
-    """spec against the int8 layer class `cls`: its kind, FIELDS and check_spec."""
-    if isinstance(spec, dict) and spec.get("kind") != cls.kind:
-        raise ValueError("%s: 'kind' must be %r, got %r" % (where, cls.kind, spec.get("kind")))
-    _check_fields(where, spec, cls.FIELDS)
-    check = getattr(cls, "check_spec", None)
-    if check is not None:
-        check(where, spec)
-
-
-def _check_fields(where, spec, fields):
-    if not isinstance(spec, dict):
-        raise ValueError("%s must be an object, got %r" % (where, spec))
-    for name in spec:
-        if name not in fields and name != "kind":
-            raise ValueError("%s: unknown field %r" % (where, name))
-    for name, what in fields.items():
-        if name not in spec:
-            raise ValueError("%s: field %r is missing" % (where, name))
-        value = spec[name]
-        if isinstance(what, dict):
-            _check_fields("%s.%s" % (where, name), value, what)
-            continue
-        if what.endswith("?"):
-            if value is None:
-                continue
-            what = what[:-1]
-        if not _valid(value, what):
-            raise ValueError("%s: field %r must be %s, got %r"
-                             % (where, name, _WANTED[what], value))
-
-
-_WANTED = {"dim": "an int in 1..%d" % MAX_MESSAGE, "scale": "a finite number > 0",
-           "str": "a string", "dict": "an object", "list": "a list", "bool": "true or false",
-           "count": "an int >= 1", "lo": "-128 or 0 (the output's lowest value)",
-           "add": "[ma, mb, s]: ints 0 <= ma, mb < 2^15, 0 <= s <= 30",
-           "adds": "two [ma, mb, s] lists",
-           "mult": "[m, s, p, cap]: ints 0 <= m < 2^15, 0 <= s, p <= 31, 1 <= cap < 2^31"}
-
-
-def _valid(value, what):
-    if what == "dim":
-        return _is_int(value) and 1 <= value <= MAX_MESSAGE
-    if what == "scale":
-        return (_is_int(value) or isinstance(value, float)) and 0 < value < 1e38
-    if what == "mult":
-        return isinstance(value, list) and len(value) == 4 and all(_is_int(v) for v in value) \
-            and 0 <= value[0] < 32768 and 0 <= value[1] <= 31 and 0 <= value[2] <= 31 \
-            and 1 <= value[3] < 2147483648
-    if what == "count":
-        return _is_int(value) and value >= 1
-    if what == "lo":
-        return _is_int(value) and value in (-128, 0)
-    if what == "add":
-        return isinstance(value, list) and len(value) == 3 and all(_is_int(v) for v in value) \
-            and 0 <= value[0] < 32768 and 0 <= value[1] < 32768 and 0 <= value[2] <= 30
-    if what == "adds":
-        return isinstance(value, list) and len(value) == 2 and all(_valid(v, "add") for v in value)
-    return isinstance(value, {"str": str, "dict": dict, "list": list, "bool": bool}[what])
-
-
-def _is_int(value):
-    return isinstance(value, int) and not isinstance(value, bool)

@@ -1,8 +1,9 @@
 """The handlers of the link's messages: (session, head, arrays) -> (head, arrays of the reply).
 
-Each checks its head fields and arrays (records.py), then calls the package's public API.
-The reply's arrays are (name, ulab float array) or (name, buffer, typecode, shape) entries.
-`session` (link.Session) holds what the host has loaded.
+Each checks its head fields and arrays (records.py), then calls the package: its public
+API, and store's and the int8 path's checks of what a request would load, which run before
+the loaded model is let go. The reply's arrays are (name, ulab float array) or (name, buffer,
+typecode, shape) entries. `session` (server.Session) holds what the host has loaded.
 """
 
 import gc
@@ -15,8 +16,7 @@ from .records import expect, field, integers, matrix, only, require_finite
 from .wire import (ATTENTION, BAD_VALUE, BENCH, BENCH_BUDGET_MS, CHUNK, FORWARD, FORWARD_INT8,
                    GET_WEIGHTS, HELLO, LOAD_MODEL, LOAD_QMODEL, MAX_HEAD, MAX_MESSAGE,
                    MAX_REPEAT, MAX_SCORES, MAX_SEQ_LEN, NO_MODEL, PROTOCOL, QUANTIZE, STATUS,
-                   TRAIN_STEP, TRANSFER)
-from .transfer import begin as transfer
+                   TRAIN_STEP)
 
 
 def need_model(session):
@@ -88,8 +88,9 @@ def attention(session, head, arrays):
 
 
 def load_model(session, head, arrays):
-    """A Sequential from its config and float32 parameters (named as collect_params)."""
-    from ..store import check_arrays, model_from
+    """A Sequential from its config and float32 parameters (named as collect_params): shapes
+    and finite values checked once, before the loaded model is let go."""
+    from ..store import build_model, check_arrays
 
     only(head, ("config",))
     config = field(head, "config", "list")
@@ -104,8 +105,8 @@ def load_model(session, head, arrays):
                             "link" % (i, entry[3], MAX_SEQ_LEN))
     session.model = session.optimizer = session.qmodel = None
     gc.collect()
-    session.model = model_from(config, shapes,
-                               lambda name, param: matrix(arrays, name, param.shape, param))
+    session.model = build_model(config,
+                                lambda name, param: matrix(arrays, name, param.shape, param))
     return {"params": session.model.num_params()}, ()
 
 
@@ -203,7 +204,7 @@ def quantize(session, head, arrays):
     expect(arrays, ("x",))
     model = need_model(session)
     session.qmodel = quantize(model, matrix(arrays, "x"))
-    return _qmodel_record(session.qmodel)
+    return session.qmodel.description(), session.qmodel.named_arrays()
 
 
 def load_qmodel(session, head, arrays):
@@ -216,28 +217,32 @@ def load_qmodel(session, head, arrays):
     for name in arrays:
         buffers[name] = integers(arrays, name)
     session.qmodel = qmodel_from(layers, buffers)
-    return _qmodel_record(session.qmodel)
+    return session.qmodel.description(), session.qmodel.named_arrays()
 
 
 def forward_int8(session, head, arrays):
-    """The int8 model's integer output (int8, or int32 accumulators) for int8 input x."""
+    """The int8 model's integer output (int8, or int32 accumulators) for int8 input x.
+
+    x goes into the session's input buffer, the same one while its size stays, so the model
+    is planned once per batch shape (QSequential.forward_int plans for a new buffer)."""
     only(head, ())
     expect(arrays, ("x",))
-    x, _, shape = integers(arrays, "x", "b")
     qmodel = need_qmodel(session)
     rows, cols = _shape(arrays, "x", None, 2)
+    session.xq, _, _ = integers(arrays, "x", "b", session.xq)
     start = time.ticks_us()
-    y, rows, cols = qmodel.forward_int(x, rows, cols)
+    y, rows, cols = qmodel.forward_int(session.xq, rows, cols)
     took = time.ticks_diff(time.ticks_us(), start)
-    return {"rows": rows, "cols": cols, "us": took}, [("y", y, _typecode(y), (rows, cols))]
+    return {"rows": rows, "cols": cols, "us": took}, [("y", y, qmodel.out_code(), (rows, cols))]
 
 
 HANDLERS = {
     HELLO: hello, STATUS: status, ATTENTION: attention, LOAD_MODEL: load_model,
     FORWARD: forward, TRAIN_STEP: train_step, GET_WEIGHTS: get_weights, BENCH: bench,
     QUANTIZE: quantize, LOAD_QMODEL: load_qmodel, FORWARD_INT8: forward_int8,
-    TRANSFER: transfer,
 }
+"""The messages a request may be (TRANSFER, which carries one of them, is server.py's: the
+transfer looks its message up here, so this module does not import it)."""
 
 
 def _shape(arrays, name, shape, ndim=None):
@@ -249,14 +254,10 @@ def _shape(arrays, name, shape, ndim=None):
     return got
 
 
-def _qmodel_record(qmodel):
-    entries = []
-    for i, layer in enumerate(qmodel.layers):
-        entries += layer.arrays("%d." % i)
-    return {"layers": [layer.spec() for layer in qmodel.layers]}, entries
-
-
 def _median_us(call, repeat):
+    """The median microseconds of `repeat` calls after a warm-up, fewer past BENCH_BUDGET_MS. Not
+    bench.medians: the bench is its own mip package, which a board serving the link may lack,
+    and BENCH's answer (protocol.md) is this simpler median."""
     gc.collect()
     call()
     times = []
@@ -269,14 +270,6 @@ def _median_us(call, repeat):
             break
     times.sort()
     return times[len(times) // 2]
-
-
-def _typecode(buffer):
-    """The typecode of an integer buffer (MicroPython's array.array does not say)."""
-    if isinstance(buffer, bytearray):
-        return "B"
-    size = len(bytes(buffer)) // max(1, len(buffer))
-    return {1: "b", 2: "h", 4: "i"}[size]
 
 
 def _weights_finite(model):

@@ -9,6 +9,7 @@ import array
 import json
 import struct
 
+from ..nn.arguments import is_int
 from . import json_syntax
 from .framing import LinkError
 from .wire import BAD_PAYLOAD, BAD_VALUE, ITEMSIZE, MAX_HEAD, NOT_FINITE
@@ -68,7 +69,7 @@ def _array_entry(entry):
         and entry[1] in ITEMSIZE and isinstance(entry[2], list) and len(entry[2]) in (1, 2)
     if ok:
         for dim in entry[2]:
-            ok = ok and _is_int(dim) and dim >= 1
+            ok = ok and is_int(dim) and dim >= 1
     if not ok:
         raise LinkError(BAD_PAYLOAD, "each array must be listed as [name, typecode (one of "
                         "%s), shape (1 or 2 ints >= 1)], got %r"
@@ -160,16 +161,22 @@ def matrix(arrays, name, shape=None, out=None):
 
 def require_finite(arrays, name):
     """NOT_FINITE unless every number of the float32 array `name` is finite."""
+    from ..nn.checks import finite
+
     data = _array(arrays, name, "f")[2]
     for start in range(0, len(data), 1024):  # a KB at a time: no copy of the whole
         for v in array.array("f", bytes(data[start:start + 1024])):
-            if v - v != 0:  # NaN and infinity
+            if not finite(v):  # NaN and infinity
                 raise LinkError(NOT_FINITE, "array %s holds NaN or infinity" % name)
 
 
-def integers(arrays, name, codes="bBhi"):
-    """The integer array `name` (typecode in `codes`) as (array.array copy, code, shape)."""
+def integers(arrays, name, codes="bBhi", into=None):
+    """The integer array `name` (typecode in `codes`) as (array.array copy, code, shape);
+    `into`, an array of that typecode and length, is reused for the copy (no allocation)."""
     code, shape, data = _array(arrays, name, codes)
+    if into is not None and len(into) * ITEMSIZE[code] == len(data):
+        memoryview(into)[:] = data
+        return into, code, shape
     return array.array(code, bytes(data)), code, shape
 
 
@@ -193,10 +200,10 @@ def field(head, name, kind, default=REQUIRED, low=None, high=None):
         return default
     value = head[name]
     if kind == "int":
-        ok = _is_int(value) and (low is None or value >= low) and (high is None or value <= high)
+        ok = is_int(value) and (low is None or value >= low) and (high is None or value <= high)
         wanted = "an int >= %d" % low if high is None else "an int in %d..%d" % (low, high)
     elif kind == "number":
-        ok = (_is_int(value) or isinstance(value, float)) and value - value == 0
+        ok = (is_int(value) or isinstance(value, float)) and value - value == 0
         wanted = "a finite number"
     elif kind == "bool":
         ok, wanted = isinstance(value, bool), "true or false"
@@ -217,9 +224,6 @@ def only(head, names):
             raise LinkError(BAD_VALUE, "unknown head field %r; this request takes %s"
                             % (name, ", ".join(names) or "none"))
 
-
-def _is_int(value):
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _show(value):

@@ -3,8 +3,7 @@
 Start it from the raw REPL: `import tinyattn.link; tinyattn.link.serve()`. While it runs,
 Ctrl-C is off (micropython.kbd_intr(-1)) and nothing is printed; it goes back to the REPL on
 an EXIT message or after `timeout` seconds without a good frame. A request goes
-frame (framing.py) -> record (records.py) -> its handler (handlers.py) -> the package's
-public API.
+frame (framing.py) -> record (records.py) -> its handler (handlers.py) -> the package.
 docs/protocol.md has the frames, the message table and the limits.
 """
 
@@ -17,9 +16,10 @@ import micropython
 from .framing import LinkError, Port, receive
 from .handlers import HANDLERS
 from .records import decode, pieces
+from .transfer import begin as begin_transfer
 from .transfer import part
 from .wire import (ACK, BAD_VALUE, BYTE_TIMEOUT_MS, CHUNK, EXIT, INTERNAL, MAX_MESSAGE, MORE,
-                   NO_MEMORY, PART, REPLY, TOO_BIG, UNKNOWN_TYPE)
+                   NO_MEMORY, PART, REPLY, TOO_BIG, TRANSFER, UNKNOWN_TYPE)
 
 
 def serve(timeout=30, byte_timeout=BYTE_TIMEOUT_MS / 1000, stdin=None, stdout=None):
@@ -88,6 +88,7 @@ class Session:
         self.frames = self.errors = 0
         self.kbd_intr = None
         self.model = self.optimizer = self.optimizer_settings = self.qmodel = None
+        self.xq = None  # FORWARD_INT8's input, reused while its size stays
         self.transfer = None  # a message arriving in PART frames (transfer.py)
         self.seq = 0  # of the request being answered
 
@@ -102,7 +103,7 @@ class Session:
 
     def answer(self, port, kind, seq, payload):
         """Decode the record, run the handler, send its reply or an error frame."""
-        handler = HANDLERS.get(kind)
+        handler = begin_transfer if kind == TRANSFER else HANDLERS.get(kind)
         self.seq = seq
         try:
             if handler is None:

@@ -53,3 +53,5 @@ ITEMSIZE = {"f": 4, "b": 1, "B": 1, "h": 2, "i": 4}  # float32, int8, uint8, int
 FILE_MAGIC = b"TINYATTN"
 FILE_END = b"END."
 FILE_VERSION = 1
+FILE_SEQUENTIAL = "sequential"  # the model kinds a file holds: a float Sequential,
+FILE_QUANTIZED = "quantized"  # an int8 QSequential

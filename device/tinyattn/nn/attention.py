@@ -11,9 +11,9 @@ from ulab import numpy as np
 
 from .layer import Layer
 from ..rng import Rng, keep_threshold
+from . import masks
 from .checks import require_2d, require_rows
 
-MASKED_SCORE = -1e9
 BLOCK_BYTES = 2048  # the largest temporary a gradient product makes (a block of rows)
 
 
@@ -33,18 +33,13 @@ class Attention(Layer):
 
     def __init__(self, embed_dim, num_heads, use_bias=True, dropout=0.0, checkpoint=False,
                  seed=None):
-        if not isinstance(embed_dim, int) or not isinstance(num_heads, int) \
-                or embed_dim < 1 or num_heads < 1:
-            raise ValueError("embed_dim and num_heads must be ints >= 1, got embed_dim=%r, "
-                             "num_heads=%r" % (embed_dim, num_heads))
-        if embed_dim % num_heads:
-            raise ValueError("embed_dim=%d is not divisible by num_heads=%d"
-                             % (embed_dim, num_heads))
-        if not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
-            raise ValueError("dropout must be a number in [0, 1), got %r" % (dropout,))
-        for name, flag in (("use_bias", use_bias), ("checkpoint", checkpoint)):
-            if not isinstance(flag, bool):
-                raise ValueError("%s must be True or False, got %r" % (name, flag))
+        # the checks of SelfAttention's declaration (spec.py), which builds on this class
+        from .arguments import flag, fraction, heads_divide
+
+        heads_divide(embed_dim, num_heads)
+        fraction("dropout", dropout)
+        flag("use_bias", use_bias)
+        flag("checkpoint", checkpoint)
         self.embed_dim = embed_dim
         self.num_heads = num_heads
         self.head_dim = embed_dim // num_heads
@@ -119,7 +114,7 @@ class Attention(Layer):
             if mshape != (B, S_kv):
                 raise ValueError("mask must have shape (%d, %d) (batch, keys), got %r"
                                  % (B, S_kv, mshape))
-        causal_keep = _causal_keep(S, S_kv) if causal else None
+        causal_keep = masks.causal_keep(S, S_kv) if causal else None
 
         Q = _project(x, self.Wq, self.bq)
         K = _project(source, self.Wk, self.bk)
@@ -154,11 +149,11 @@ class Attention(Layer):
         return _project(ctx, self.Wo, self.bo)
 
     def _blocks(self, B, S, S_kv, mask, causal_keep):
-        """For each (sequence b, head h): block b*H+h, allowed keys (see _allowed), query rows,
+        """For each (sequence b, head h): block b*H+h, allowed keys (masks.allowed), query rows,
         key rows, columns."""
         H, D = self.num_heads, self.head_dim
         for b in range(B):
-            allowed = _allowed(mask, b, causal_keep, S, S_kv)
+            allowed = masks.allowed(mask, b, causal_keep, S, S_kv)
             for h in range(H):
                 yield (b * H + h, allowed, b * S, (b + 1) * S, b * S_kv, (b + 1) * S_kv,
                        h * D, (h + 1) * D)
@@ -330,40 +325,3 @@ def add_product(dW, g, inputs):
     for r0, r1 in _row_blocks(dW.shape[0], dW.shape[1]):
         part = dW[r0:r1, :]
         part += np.dot(g[:, r0:r1].transpose(), inputs)
-
-
-def _causal_keep(S, S_kv):
-    """1 where key j <= query i, else 0: (S, S_kv)."""
-    keep = np.zeros((S, S_kv))
-    for i in range(S):
-        keep[i:i + 1, :i + 1] = 1.0
-    return keep
-
-
-def _allowed(mask, b, causal_keep, S, S_kv):
-    """(keep, penalty) for sequence b: keep the (S, S_kv) 0/1 keys it may attend to, penalty
-    = (keep - 1) * 1e9 the score it adds; None when all keys are allowed."""
-    if mask is None:
-        if causal_keep is None:
-            return None
-        keep = causal_keep
-    else:
-        keep = np.zeros((S, S_kv)) + mask[b:b + 1, :]
-        if causal_keep is not None:
-            keep *= causal_keep
-    return keep, (keep - 1.0) * -MASKED_SCORE
-
-
-def padding_mask(lengths, seq_len):
-    """A (B, seq_len) mask with 1 for the first lengths[b] tokens of sequence b, 0 after."""
-    if not isinstance(seq_len, int) or seq_len < 1:
-        raise ValueError("seq_len must be an int >= 1, got %r" % (seq_len,))
-    if not isinstance(lengths, (list, tuple)):
-        raise ValueError("lengths must be a list of ints, got %r" % (lengths,))
-    mask = np.zeros((len(lengths), seq_len))
-    for b, n in enumerate(lengths):
-        if not isinstance(n, int) or not 0 <= n <= seq_len:
-            raise ValueError("each length must be an int in 0..%d, got %r" % (seq_len, n))
-        if n:
-            mask[b:b + 1, :n] = 1.0
-    return mask

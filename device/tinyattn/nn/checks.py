@@ -1,4 +1,5 @@
-"""Shape checks shared by the layers: each raises ValueError naming what is wrong."""
+"""Shape and finiteness checks shared by the layers: each raises ValueError naming what is wrong
+(the constructor arguments' checks are in arguments.py)."""
 
 
 def require_2d(name, x, cols=None):
@@ -34,6 +35,11 @@ def require_rows(name, rows, per_sequence):
     return rows // per_sequence
 
 
+def finite(v):
+    """Whether the number v is finite (NaN and infinity give NaN when v is taken from them)."""
+    return v - v == 0
+
+
 def all_finite(x):
     """Whether every number of the 1-D or 2-D ulab array x is finite (no NaN, no infinity).
 
@@ -43,8 +49,7 @@ def all_finite(x):
     from ulab import numpy as np
 
     rows = [x] if len(x.shape) == 1 else x
-    total = float(np.sum(x if len(x.shape) == 1 else np.sum(x, axis=1)))
-    if total - total == 0:
+    if finite(float(np.sum(x if len(x.shape) == 1 else np.sum(x, axis=1)))):
         return True
     for row in rows:
         if not float(np.sum(row * 0.0)) == 0.0:

@@ -12,7 +12,6 @@ with ff(z) = linear2(activation(linear1(z))).
 from .attention import Attention
 from .gelu import Gelu
 from .layer import Layer
-from .spec import ENCODER_ACTIVATIONS as ACTIVATIONS, probability
 from .norm import LayerNorm
 from .layers import Activation, Dense
 from ..rng import Rng
@@ -20,7 +19,9 @@ from ..rng import Rng
 
 
 class TransformerEncoderLayer(Layer):
-    """PyTorch's arguments, plus the layout tinyattn needs.
+    """TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout=0.0,
+    activation="relu", norm_first=False, layer_norm_eps=1e-5, seq_len=None, causal=False,
+    seed=None): PyTorch's arguments, plus the layout tinyattn needs.
 
     `dropout` is kept in the config (a PyTorch model's default 0.1 imports as it is), but not
     applied yet: inference ignores it, as PyTorch's model.eval() does, and a training forward
@@ -35,15 +36,9 @@ class TransformerEncoderLayer(Layer):
     "linear2.b", "norm1.gamma", "norm1.beta", "norm2.gamma", "norm2.beta".
     """
 
-    seeded = True
-
-    def __init__(self, d_model, nhead, dim_feedforward, dropout=0.0, activation="relu",
-                 norm_first=False, layer_norm_eps=1e-5, seq_len=None, causal=False, seed=None):
-        probability(dropout)
-        if activation not in ACTIVATIONS:
-            raise ValueError("activation must be one of %s, got %r" % (ACTIVATIONS, activation))
-        if seq_len is not None and (not isinstance(seq_len, int) or seq_len < 1):
-            raise ValueError("seq_len must be an int >= 1 or None, got %r" % (seq_len,))
+    def __init__(self, *args, seed=None, **named):
+        (d_model, nhead, dim_feedforward, dropout, activation, norm_first, layer_norm_eps,
+         seq_len, causal) = self.arguments(args, named)
         rng = Rng(seed)
         self.self_attn = Attention(d_model, nhead, seed=rng.next32())
         self.linear1 = Dense(d_model, dim_feedforward, seed=rng.next32())
@@ -52,8 +47,8 @@ class TransformerEncoderLayer(Layer):
         self.norm1 = LayerNorm(d_model, layer_norm_eps)
         self.norm2 = LayerNorm(d_model, layer_norm_eps)
         self.d_model, self.nhead, self.dim_feedforward = d_model, nhead, dim_feedforward
-        self.activation_name, self.norm_first = activation, bool(norm_first)
-        self.layer_norm_eps, self.seq_len, self.causal = layer_norm_eps, seq_len, bool(causal)
+        self.activation_name, self.norm_first = activation, norm_first
+        self.layer_norm_eps, self.seq_len, self.causal = layer_norm_eps, seq_len, causal
         self.dropout = dropout
         self._parts = (("self_attn", self.self_attn), ("linear1", self.linear1),
                        ("linear2", self.linear2), ("norm1", self.norm1), ("norm2", self.norm2))
@@ -114,11 +109,4 @@ class TransformerEncoderLayer(Layer):
             for name, param, grad in layer.collect_params(grads):
                 groups.append((part + "." + name, param, grad))
         return groups
-
-    def config(self):
-        """["TransformerEncoderLayer", d_model, nhead, dim_feedforward, dropout, activation,
-        norm_first, layer_norm_eps, seq_len, causal]: the constructor's arguments in order."""
-        return ["TransformerEncoderLayer", self.d_model, self.nhead, self.dim_feedforward, self.dropout,
-                self.activation_name, self.norm_first, self.layer_norm_eps, self.seq_len,
-                self.causal]
 

@@ -3,7 +3,7 @@
 ulab has no erf, so Phi comes from Abramowitz and Stegun 7.1.26 (|error of erf| <= 1.5e-7):
 with z = |x| / sqrt(2) and t = 1 / (1 + p z), the lower tail is
 q = Phi(-|x|) = 0.5 (a1 t + ... + a5 t^5) exp(-z^2), and Phi(x) = q for x < 0, 1 - q else
-(no cancellation in the negative tail). Activation('gelu') in layers.py is the tanh form.
+(no cancellation in the negative tail). Activation('gelu_tanh') in layers.py is the tanh form.
 """
 
 import math
@@ -33,9 +33,10 @@ def normal_cdf(x):
 
 
 class Gelu(Layer):
-    """Elementwise x Phi(x); backward multiplies by Phi(x) + x phi(x)."""
+    """Gelu(): elementwise x Phi(x); backward multiplies by Phi(x) + x phi(x)."""
 
-    def __init__(self):
+    def __init__(self, *args, **named):
+        self.arguments(args, named)
         self.x_cache = self.cdf_cache = None
 
     def forward(self, x, training=False):
@@ -60,7 +61,3 @@ class Gelu(Layer):
     def clear_caches(self):
         """Drop what the last forward kept for backward."""
         self.x_cache = self.cdf_cache = None
-
-    def config(self):
-        """["Gelu"]."""
-        return ["Gelu"]

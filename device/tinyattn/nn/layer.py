@@ -1,4 +1,4 @@
-"""The contract of a float layer, and the one registry that builds layers from a config.
+"""The contract of a float layer, and building a layer from its config entry.
 
 Every layer has `forward(x, training=False)` and `backward(grad_out)` (the gradient of its
 input; gradients of parameters accumulate, +=), `collect_params()` -> [(name, param, grad)],
@@ -9,25 +9,29 @@ what forward kept for backward. `Layer` gives the defaults, and the memory rule 
 - Gradient buffers are made on first need: by backward, zero_grad or collect_params() (which
   an optimizer takes). A model that is only run (loaded, then forward) has none, so it holds
   its weights only. `collect_params(grads=False)` names the parameters without making them.
-"""
 
-KINDS = {
-    "Dense": "layers", "Activation": "layers", "Tokens": "layers", "SelfAttention": "layers",
-    "GlobalAvgPool": "layers", "LayerNorm": "norm", "PositionalEmbedding": "positional",
-    "Gelu": "gelu", "TransformerEncoderLayer": "encoder",
-}
-"""Every layer kind a config may name -> the module of tinyattn.nn that defines its class
-(imported on first use, so a model pays the heap of the modules it uses only)."""
+The kinds, their arguments and parameters are declared in spec.py (imported on first use, so
+`import tinyattn` does not pay for it).
+"""
 
 
 class Layer:
-    """Defaults: no parameters, nothing cached. `seeded`: the constructor takes seed=.
+    """Defaults: no parameters, nothing cached; config() from the checked arguments."""
 
-    The parameters (names and shapes) of each kind of KINDS are in params.SHAPES."""
-
-    seeded = False
     PARAMS = ()  # the names of its parameter attributes (None for an absent bias); "d" + name
     # is the attribute of each one's gradient
+
+    def arguments(self, args, named=None):
+        """The constructor's arguments checked by its kind's declaration (spec.KINDS, by the
+        class's name) and completed with the defaults; kept for config()."""
+        from .spec import arguments, kind_of
+
+        self.args = arguments(kind_of(type(self).__name__), args, named)
+        return self.args
+
+    def config(self):
+        """[kind, *arguments]: the config entry that builds this layer again."""
+        return [type(self).__name__] + list(self.args)
 
     def collect_params(self, grads=True):
         """The (name, param, grad) groups an optimizer updates, in PARAMS order; the gradient
@@ -57,18 +61,19 @@ class Layer:
 
 def layer_class(kind):
     """The class of a config kind (its module imported now); ValueError for an unknown one."""
-    module = KINDS.get(kind) if isinstance(kind, str) else None
-    if module is None:
-        raise ValueError("unknown layer kind %r in the model config (known: %s)"
-                         % (kind, ", ".join(sorted(KINDS))))
-    return getattr(__import__("tinyattn.nn." + module, None, None, [kind]), kind)
+    from .spec import MODULE, kind_of, module_of
+
+    module = module_of(kind_of(kind)[MODULE], "tinyattn.nn")
+    return getattr(__import__(module, None, None, [kind]), kind)
 
 
 def build(spec, rng):
     """The layer of one config entry [kind, *args]; a seeded one takes seed=rng.next32()."""
+    from .spec import SEEDED, kind_of
+
     if not isinstance(spec, (list, tuple)) or not spec or not isinstance(spec[0], str):
         raise ValueError("a layer config must be [kind, *args], got %r" % (spec,))
     cls = layer_class(spec[0])
-    if cls.seeded:
+    if kind_of(spec[0])[SEEDED]:
         return cls(*spec[1:], seed=rng.next32())
     return cls(*spec[1:])

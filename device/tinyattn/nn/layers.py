@@ -1,7 +1,7 @@
 """Dense, Activation, Tokens, SelfAttention and GlobalAvgPool on ulab arrays.
 
-Each keeps layer.Layer's contract and is named in layer.KINDS, so `Sequential.from_config`
-can build it again from its `config()` (store.load uses it).
+Each keeps layer.Layer's contract; its arguments are declared in spec.py (its config() lists
+them), so `Sequential.from_config` can build it again from its config (store.load uses it).
 """
 
 import math
@@ -10,7 +10,6 @@ from ulab import numpy as np
 
 from .attention import Attention, add_product
 from .layer import Layer
-from .spec import ACTIVATIONS
 from ..rng import Rng
 from .checks import all_finite, require_2d, require_rows
 
@@ -19,22 +18,17 @@ GELU_A = 0.044715
 
 
 class Dense(Layer):
-    """y = x W^T + b, W (out_features, in_features), b (out_features,) or None.
+    """Dense(in_features, out_features, use_bias=True, seed=None): y = x W^T + b,
+    W (out_features, in_features), b (out_features,) or None.
 
     W is Xavier-uniform, U(-sqrt(6 / (in + out)), +sqrt(6 / (in + out))), drawn row by row
     from `seed`; b starts at zero.
     """
 
-    seeded = True
     PARAMS = ("W", "b")
 
-    def __init__(self, in_features, out_features, use_bias=True, seed=None):
-        if not isinstance(in_features, int) or not isinstance(out_features, int) \
-                or in_features < 1 or out_features < 1:
-            raise ValueError("in_features and out_features must be ints >= 1, got %r, %r"
-                             % (in_features, out_features))
-        if not isinstance(use_bias, bool):
-            raise ValueError("use_bias must be True or False, got %r" % (use_bias,))
+    def __init__(self, *args, seed=None, **named):
+        in_features, out_features, use_bias = self.arguments(args, named)
         self.in_features = in_features
         self.out_features = out_features
         self.use_bias = use_bias
@@ -68,24 +62,17 @@ class Dense(Layer):
         """Drop the input kept for backward."""
         self.x_cache = None
 
-    def config(self):
-        """["Dense", in_features, out_features, use_bias]."""
-        return ["Dense", self.in_features, self.out_features, self.use_bias]
-
 
 class Activation(Layer):
-    """Elementwise 'relu', 'gelu' (tanh approximation), 'tanh' or 'sigmoid'.
+    """Activation(kind): elementwise 'relu', 'gelu_tanh', 'tanh' or 'sigmoid'.
 
-    gelu(x) = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); sigmoid(x) = (1 + tanh(x/2)) / 2,
-    which cannot overflow.
+    gelu_tanh(x) = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), GELU's tanh approximation
+    (Gelu is the erf form; "gelu", this kind's name before, still loads as gelu_tanh);
+    sigmoid(x) = (1 + tanh(x/2)) / 2, which cannot overflow.
     """
 
-    KINDS = ACTIVATIONS
-
-    def __init__(self, kind):
-        if kind not in self.KINDS:
-            raise ValueError("activation kind must be one of %s, got %r" % (self.KINDS, kind))
-        self.kind = kind
+    def __init__(self, *args, **named):
+        self.kind, = self.arguments(args, named)
         self.x_cache = self.y_cache = None
 
     def forward(self, x, training=False):
@@ -95,7 +82,7 @@ class Activation(Layer):
         if kind == "relu":
             # ulab's maximum turns NaN into 0: where x holds one, NaN * False keeps it
             y = np.maximum(x, 0.0) if all_finite(x) else x * (x > 0.0)
-        elif kind == "gelu":
+        elif kind == "gelu_tanh":
             y = x * (np.tanh(GELU_C * (x + GELU_A * x * x * x)) + 1.0) * 0.5
         elif kind == "tanh":
             y = np.tanh(x)
@@ -104,7 +91,7 @@ class Activation(Layer):
         # relu, tanh and sigmoid need only y for their slope, gelu only x: keep one
         if not training:
             self.x_cache = self.y_cache = None
-        elif kind == "gelu":
+        elif kind == "gelu_tanh":
             self.x_cache, self.y_cache = x, None
         else:
             self.x_cache, self.y_cache = None, y
@@ -117,7 +104,7 @@ class Activation(Layer):
         kind = self.kind
         if kind == "relu":
             return grad_out * (y > 0.0)
-        if kind == "gelu":
+        if kind == "gelu_tanh":
             x2 = x * x
             t = np.tanh(GELU_C * (x + GELU_A * x2 * x))
             slope = (t + 1.0) * 0.5 + x * (1.0 - t * t) * (GELU_C * 0.5) * (1.0 + 3.0 * GELU_A * x2)
@@ -130,17 +117,13 @@ class Activation(Layer):
         """Drop the input or output kept for backward."""
         self.x_cache = self.y_cache = None
 
-    def config(self):
-        """["Activation", kind]."""
-        return ["Activation", self.kind]
-
 
 class Tokens(Layer):
-    """(B, S*E) to (B*S, E): each row split into `seq_len` tokens, the same memory (a view)."""
+    """Tokens(seq_len): (B, S*E) to (B*S, E), each row split into `seq_len` tokens, the same
+    memory (a view)."""
 
-    def __init__(self, seq_len):
-        _require_positive("seq_len", seq_len)
-        self.seq_len = seq_len
+    def __init__(self, *args, **named):
+        self.seq_len, = self.arguments(args, named)
         self._batch = None
 
     def forward(self, x, training=False):
@@ -159,23 +142,19 @@ class Tokens(Layer):
         _require_shape("grad_out", grad_out, (B * self.seq_len, cols))
         return grad_out.reshape((B, self.seq_len * cols))
 
-    def config(self):
-        """["Tokens", seq_len]."""
-        return ["Tokens", self.seq_len]
-
 
 class SelfAttention(Attention):
-    """Attention over sequences of a fixed `seq_len`, as one step of a Sequential.
+    """SelfAttention(embed_dim, num_heads, seq_len, use_bias=True, dropout=0.0,
+    checkpoint=False, seed=None): Attention over sequences of a fixed `seq_len`, as one step of
+    a Sequential.
 
     Same weights, caches, dropout, checkpointing and backward as Attention; forward(x,
     training) passes seq_len.
     """
 
-    seeded = True
-
-    def __init__(self, embed_dim, num_heads, seq_len, use_bias=True, dropout=0.0,
-                 checkpoint=False, seed=None):
-        _require_positive("seq_len", seq_len)
+    def __init__(self, *args, seed=None, **named):
+        embed_dim, num_heads, seq_len, use_bias, dropout, checkpoint = self.arguments(args,
+                                                                                     named)
         super().__init__(embed_dim, num_heads, use_bias=use_bias, dropout=dropout,
                          checkpoint=checkpoint, seed=seed)
         self.seq_len = seq_len
@@ -200,18 +179,12 @@ class SelfAttention(Attention):
             raise ValueError("sequence index %r is outside the last batch" % (index,))
         return self.A_cache[index * block:(index + 1) * block, :]
 
-    def config(self):
-        """["SelfAttention", embed_dim, num_heads, seq_len, use_bias, dropout, checkpoint]."""
-        return ["SelfAttention", self.embed_dim, self.num_heads, self.seq_len, self.use_bias,
-                self.dropout, self.checkpoint]
-
 
 class GlobalAvgPool(Layer):
-    """(B*S, E) to (B, E): the mean over each sequence's S tokens."""
+    """GlobalAvgPool(seq_len): (B*S, E) to (B, E), the mean over each sequence's S tokens."""
 
-    def __init__(self, seq_len):
-        _require_positive("seq_len", seq_len)
-        self.seq_len = seq_len
+    def __init__(self, *args, **named):
+        self.seq_len, = self.arguments(args, named)
         self._shape = None
 
     def forward(self, x, training=False):
@@ -238,20 +211,11 @@ class GlobalAvgPool(Layer):
             dx[:, s * E:(s + 1) * E] = share
         return dx.reshape((B * S, E))
 
-    def config(self):
-        """["GlobalAvgPool", seq_len]."""
-        return ["GlobalAvgPool", self.seq_len]
-
 
 def _cached(value):
     if value is None:
         raise ValueError("backward() called before forward(x, training=True)")
     return value
-
-
-def _require_positive(name, n):
-    if not isinstance(n, int) or n < 1:
-        raise ValueError("%s must be an int >= 1, got %r" % (name, n))
 
 
 def _require_shape(name, x, shape):

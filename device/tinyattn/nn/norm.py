@@ -7,18 +7,16 @@ from .checks import require_2d
 
 
 class LayerNorm(Layer):
-    """y = gamma * (x - mean) / sqrt(var + eps) + beta, mean and (biased) var over each row.
+    """LayerNorm(normalized_shape, eps=1e-5): y = gamma * (x - mean) / sqrt(var + eps) + beta,
+    mean and (biased) var over each row.
 
     gamma starts at 1, beta at 0, both (E,), as in PyTorch's nn.LayerNorm(E, eps).
     """
 
     PARAMS = ("gamma", "beta")
 
-    def __init__(self, normalized_shape, eps=1e-5):
-        if not isinstance(normalized_shape, int) or normalized_shape < 1:
-            raise ValueError("normalized_shape must be an int >= 1, got %r" % (normalized_shape,))
-        if not eps > 0.0:
-            raise ValueError("eps must be > 0, got %r" % (eps,))
+    def __init__(self, *args, **named):
+        normalized_shape, eps = self.arguments(args, named)
         E = normalized_shape
         self.normalized_shape = E
         self.eps = eps
@@ -60,7 +58,3 @@ class LayerNorm(Layer):
     def clear_caches(self):
         """Drop what the last forward kept for backward."""
         self.xhat_cache = self.inv_cache = None
-
-    def config(self):
-        """["LayerNorm", normalized_shape, eps]."""
-        return ["LayerNorm", self.normalized_shape, self.eps]

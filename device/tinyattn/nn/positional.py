@@ -12,18 +12,16 @@ INIT_STD = 0.02  # the table starts uniform with this standard deviation (as BER
 
 
 class PositionalEmbedding(Layer):
-    """y = x + P on each sequence: token s of every sequence gets row s of P (seq_len, E).
+    """PositionalEmbedding(seq_len, embed_dim, seed=None): y = x + P on each sequence, token s
+    of every sequence gets row s of P (seq_len, E).
 
     P starts uniform in +-sqrt(3) * 0.02, drawn from `seed`.
     """
 
-    seeded = True
     PARAMS = ("P",)
 
-    def __init__(self, seq_len, embed_dim, seed=None):
-        for name, n in (("seq_len", seq_len), ("embed_dim", embed_dim)):
-            if not isinstance(n, int) or n < 1:
-                raise ValueError("%s must be an int >= 1, got %r" % (name, n))
+    def __init__(self, *args, seed=None, **named):
+        seq_len, embed_dim = self.arguments(args, named)
         self.seq_len, self.embed_dim = seq_len, embed_dim
         bound = math.sqrt(3.0) * INIT_STD
         self.P = Rng(seed).uniform_matrix(seq_len, embed_dim, -bound, bound)
@@ -55,7 +53,3 @@ class PositionalEmbedding(Layer):
     def clear_caches(self):
         """Forget the last batch size."""
         self._batch = None
-
-    def config(self):
-        """["PositionalEmbedding", seq_len, embed_dim]."""
-        return ["PositionalEmbedding", self.seq_len, self.embed_dim]

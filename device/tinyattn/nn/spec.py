@@ -1,147 +1,91 @@
-"""The parameters of every layer kind, from its config entry [kind, *args]: names and shapes.
+"""Every layer kind, declared once: its constructor's arguments and their checks, its
+parameters (names, shapes), the modules of its float and int8 classes.
 
-Plain Python (no ulab, no micropython): the device checks a saved file against it before it
-builds a model (store), and the host reads PyTorch state dicts with it (tinyattn_host.statedict
-loads this very file). Each function checks its arguments (ValueError naming the problem) and
-allocates nothing.
+Plain Python (no ulab, no micropython). One declaration serves everything: a layer's
+constructor checks its arguments with it (Layer.arguments) and its config() repeats them, store
+and the link check a config entry with it before anything is allocated, layer.build finds the
+class, the int8 path its int8 class, tinyattn.X the public name; the host loads this very file
+(tinyattn_host.device_modules.device_module("nn/spec")). docs/layers.md adds a kind step by step.
 """
 
-ACTIVATIONS = ("relu", "gelu", "tanh", "sigmoid")  # Activation's kinds
-ENCODER_ACTIVATIONS = ("relu", "gelu")  # TransformerEncoderLayer's
+from .arguments import choice, dim, flag, fraction, heads_divide, optional_dim, positive
+
+REQUIRED = "<required>"
+"""The default of an argument that has none (a config entry or a call must give it)."""
+
+KINDS = {}
+"""Every layer kind a config may name -> its declaration (declare fills it)."""
 
 
-def config_args(kind, args, required, optional=()):
-    """args of a config entry, completed with the defaults of `optional` ((name, default)
-    pairs); ValueError naming the arguments when there are too few or too many."""
-    names = list(required) + [name for name, _ in optional]
-    if not len(required) <= len(args) <= len(names):
-        raise ValueError("must be [%r, %s]" % (kind, ", ".join(names)))
-    return list(args) + [default for _, default in optional[len(args) - len(required):]]
+NAME, MODULE, ARGS, PARAMS, CHECK, SEEDED, INT8 = range(7)
+"""The fields of a declaration, a tuple (a tuple takes less heap than an object):
+NAME: its class's name, the first item of its config entries; MODULE: the module that defines
+the class (".layers": tinyattn.nn.layers); ARGS: name, check, default of each constructor
+argument in order, one flat tuple (check(name, value) -> the value, ValueError naming it);
+PARAMS(*args) -> [(name, shape)] of its
+parameters, or None; CHECK(*args): what the arguments' own checks cannot say, or None;
+SEEDED: the constructor takes seed=; INT8: "module.Class" of its int8 form (".layers.QDense":
+in tinyattn.int8; FIELDS its
+schema, int8/layers.py the contract), or None. Modules are imported on first use, so a model
+pays the heap of the kinds it uses only."""
 
 
-def flags(*values):
-    """The values, checked to be True or False (switches in a config); ValueError otherwise."""
-    for v in values:
-        if not isinstance(v, bool):
-            raise ValueError("switches must be True or False, got %r" % (v,))
+def declare(name, module, args=(), params=None, check=None, seeded=False, int8=None):
+    """Declare a layer kind (the fields above) and register it in KINDS; returns it."""
+    KINDS[name] = kind = (name, module, args, params, check, seeded, int8)
+    return kind
+
+
+def kind_of(name):
+    """The declaration of a config's kind name; ValueError naming the known ones for another."""
+    kind = KINDS.get(name) if isinstance(name, str) else None
+    if kind is None:
+        raise ValueError("unknown layer kind %r in the model config (known: %s)"
+                         % (name, ", ".join(sorted(KINDS))))
+    return kind
+
+
+def arguments(kind, args, named=None):
+    """The arguments of a constructor call (args, then `named` by name) or of a config entry
+    of the declared `kind`, completed with the defaults and checked; ValueError naming the
+    problem."""
+    declared = kind[ARGS]
+    if 3 * len(args) > len(declared):
+        raise ValueError(usage(kind))
+    values = list(args)
+    for i in range(3 * len(args), len(declared), 3):
+        name, default = declared[i], declared[i + 2]
+        value = named.pop(name, default) if named else default
+        if value is REQUIRED:
+            raise ValueError(usage(kind))
+        values.append(value)
+    if named:
+        raise ValueError("%s has no argument %s (or it was given twice)"
+                         % (kind[NAME], ", ".join(sorted(named))))
+    for i in range(len(values)):
+        values[i] = declared[3 * i + 1](declared[3 * i], values[i])
+    if kind[CHECK] is not None:
+        kind[CHECK](*values)
     return values
 
 
-def dims(*values):
-    """The values, checked to be ints >= 1 (sizes in a config); ValueError otherwise."""
-    for v in values:
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise ValueError("sizes must be ints >= 1, got %r" % (v,))
-    return values
+def usage(kind):
+    args = kind[ARGS]
+    return "must be [%r%s]" % (kind[NAME], "".join(", " + args[i] for i in range(0, len(args), 3)))
 
 
-def probability(dropout):
-    """A dropout probability, checked to be a number in [0, 1); ValueError otherwise."""
-    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or \
-            not 0.0 <= dropout < 1.0:
-        raise ValueError("dropout must be in [0, 1), got %r" % (dropout,))
-    return dropout
-
-
-def dense(*args):
-    """W (out, in), then b (out,) when use_bias."""
-    n_in, n_out, use_bias = config_args("Dense", args, ("in_features", "out_features"),
-                                        (("use_bias", True),))
-    dims(n_in, n_out)
-    flags(use_bias)
-    return [("W", (n_out, n_in))] + ([("b", (n_out,))] if use_bias else [])
-
-
-def activation(*args):
-    kind, = config_args("Activation", args, ("kind",))
-    if kind not in ACTIVATIONS:
-        raise ValueError("activation kind must be one of %s, got %r"
-                         % (", ".join(ACTIVATIONS), kind))
-    return []
-
-
-def tokens(*args):
-    dims(*config_args("Tokens", args, ("seq_len",)))
-    return []
-
-
-def global_avg_pool(*args):
-    dims(*config_args("GlobalAvgPool", args, ("seq_len",)))
-    return []
-
-
-def self_attention(*args):
-    """Wq, Wk, Wv, Wo (E, E), then bq, bk, bv, bo (E,) when use_bias."""
-    embed_dim, num_heads, seq_len, use_bias, dropout, checkpoint = config_args(
-        "SelfAttention", args, ("embed_dim", "num_heads", "seq_len"),
-        (("use_bias", True), ("dropout", 0.0), ("checkpoint", False)))
-    dims(embed_dim, num_heads, seq_len)
-    flags(use_bias, checkpoint)
-    probability(dropout)
-    if embed_dim % num_heads:
-        raise ValueError("embed_dim %d is not divisible by num_heads %d" % (embed_dim, num_heads))
-    E = embed_dim
-    return [("W" + n, (E, E)) for n in "qkvo"] + (
-        [("b" + n, (E,)) for n in "qkvo"] if use_bias else [])
-
-
-def layer_norm(*args):
-    """gamma and beta, (E,) each."""
-    normalized_shape, eps = config_args("LayerNorm", args, ("normalized_shape",),
-                                        (("eps", 1e-5),))
-    dims(normalized_shape)
-    if not isinstance(eps, float) or not 0.0 < eps < 1.0:
-        raise ValueError("eps must be a float in (0, 1), got %r" % (eps,))
-    return [("gamma", (normalized_shape,)), ("beta", (normalized_shape,))]
-
-
-def positional_embedding(*args):
-    """P (seq_len, embed_dim)."""
-    return [("P", dims(*config_args("PositionalEmbedding", args, ("seq_len", "embed_dim"))))]
-
-
-def gelu(*args):
-    config_args("Gelu", args, ())
-    return []
-
-
-def encoder_layer(*args):
-    """Its parts' parameters, named "<part>.<name>" as collect_params() names them."""
-    d_model, nhead, dim_feedforward, dropout, act, norm_first, eps, seq_len, causal = config_args(
-        "TransformerEncoderLayer", args, ("d_model", "nhead", "dim_feedforward"),
-        (("dropout", 0.0), ("activation", "relu"), ("norm_first", False),
-         ("layer_norm_eps", 1e-5), ("seq_len", None), ("causal", False)))
-    E, F = dims(d_model, dim_feedforward)
-    flags(norm_first, causal)
-    if act not in ENCODER_ACTIVATIONS:
-        raise ValueError("activation must be one of %s, got %r" % (ENCODER_ACTIVATIONS, act))
-    if seq_len is not None:
-        dims(seq_len)
-    probability(dropout)
-    parts = (("self_attn", self_attention(E, nhead, seq_len or 1)),
-             ("linear1", dense(E, F)), ("linear2", dense(F, E)),
-             ("norm1", layer_norm(E, eps)), ("norm2", layer_norm(E, eps)))
-    return [(part + "." + name, shape) for part, shapes in parts for name, shape in shapes]
-
-
-SHAPES = {
-    "Dense": dense, "Activation": activation, "Tokens": tokens, "SelfAttention": self_attention,
-    "GlobalAvgPool": global_avg_pool, "LayerNorm": layer_norm,
-    "PositionalEmbedding": positional_embedding, "Gelu": gelu,
-    "TransformerEncoderLayer": encoder_layer,
-}
-"""Every layer kind -> its [(name, shape)] function (the kinds of layer.KINDS)."""
+def module_of(name, package):
+    """A declaration's module name: ".x" is package + ".x" (tinyattn.nn or tinyattn.int8)."""
+    return package + name if name[0] == "." else name
 
 
 def layer_shapes(spec):
     """[(name, shape)] of one config entry [kind, *args]; ValueError when it is not valid."""
     if not isinstance(spec, (list, tuple)) or not spec:
-        raise ValueError("a layer config must be [kind, *args]")
-    shapes = SHAPES.get(spec[0]) if isinstance(spec[0], str) else None
-    if shapes is None:
-        raise ValueError("unknown layer kind %r in the model config (known: %s)"
-                         % (spec[0], ", ".join(sorted(SHAPES))))
-    return shapes(*spec[1:])
+        raise ValueError("a layer config must be [kind, *args], got %r" % (spec,))
+    kind = kind_of(spec[0])
+    values = arguments(kind, spec[1:])
+    return kind[PARAMS](*values) if kind[PARAMS] is not None else []
 
 
 def model_shapes(config):
@@ -158,3 +102,59 @@ def model_shapes(config):
         except (TypeError, ValueError) as err:
             raise ValueError("config entry %d: %r: %s" % (i, spec, err))
     return shapes
+
+
+# ---- the kinds ---------------------------------------------------------------------------
+def _dense(n_in, n_out, use_bias):
+    return [("W", (n_out, n_in))] + ([("b", (n_out,))] if use_bias else [])
+
+
+def _attention(E, H, S, use_bias, dropout=0.0, checkpoint=False):
+    return [("W" + n, (E, E)) for n in "qkvo"] + (
+        [("b" + n, (E,)) for n in "qkvo"] if use_bias else [])
+
+
+def _norm(E, eps):
+    return [("gamma", (E,)), ("beta", (E,))]
+
+
+def _activation_kind(name, value):
+    """Activation's kind; "gelu", its name before "gelu_tanh", loads as the tanh form."""
+    return _ACTIVATION(name, "gelu_tanh" if value == "gelu" else value)
+
+
+def _encoder(E, H, F, dropout, act, norm_first, eps, S, causal):
+    """Its parts' parameters, named "<part>.<name>" as collect_params() names them."""
+    parts = (("self_attn", _attention(E, H, S, True)), ("linear1", _dense(E, F, True)),
+             ("linear2", _dense(F, E, True)), ("norm1", _norm(E, eps)), ("norm2", _norm(E, eps)))
+    return [(part + "." + name, shape) for part, shapes in parts for name, shape in shapes]
+
+
+ACTIVATIONS = ("relu", "gelu_tanh", "tanh", "sigmoid")  # Activation's kinds
+_ACTIVATION = choice(ACTIVATIONS)
+ENCODER_ACTIVATIONS = ("relu", "gelu")  # TransformerEncoderLayer's (gelu: the erf form)
+EPS = 1e-5  # LayerNorm's default eps, as PyTorch's
+
+declare("Dense", ".layers",
+        ("in_features", dim, REQUIRED, "out_features", dim, REQUIRED, "use_bias", flag, True),
+        _dense, seeded=True, int8=".layers.QDense")
+declare("Activation", ".layers", ("kind", _activation_kind, REQUIRED),
+        int8=".layers.QActivation")
+declare("Tokens", ".layers", ("seq_len", dim, REQUIRED), int8=".layers.QTokens")
+declare("SelfAttention", ".layers",
+        ("embed_dim", dim, REQUIRED, "num_heads", dim, REQUIRED, "seq_len", dim, REQUIRED,
+         "use_bias", flag, True, "dropout", fraction, 0.0, "checkpoint", flag, False),
+        _attention, heads_divide, seeded=True, int8=".attention.QAttention")
+declare("GlobalAvgPool", ".layers", ("seq_len", dim, REQUIRED), int8=".layers.QGlobalAvgPool")
+declare("LayerNorm", ".norm", ("normalized_shape", dim, REQUIRED, "eps", positive, EPS),
+        _norm, int8=".norm.QLayerNorm")
+declare("PositionalEmbedding", ".positional",
+        ("seq_len", dim, REQUIRED, "embed_dim", dim, REQUIRED),
+        lambda S, E: [("P", (S, E))], seeded=True, int8=".norm.QPositional")
+declare("Gelu", ".gelu", int8=".layers.QActivation")
+declare("TransformerEncoderLayer", ".encoder",
+        ("d_model", dim, REQUIRED, "nhead", dim, REQUIRED, "dim_feedforward", dim, REQUIRED,
+         "dropout", fraction, 0.0, "activation", choice(ENCODER_ACTIVATIONS), "relu",
+         "norm_first", flag, False, "layer_norm_eps", positive, EPS,
+         "seq_len", optional_dim, None, "causal", flag, False),
+        _encoder, heads_divide, seeded=True, int8=".encoder.QTransformerEncoderLayer")

@@ -34,7 +34,7 @@ from ..device_modules import device_module
 from ..errors import InputError
 from .arrayfiles import read_json, read_state_dict
 
-SEQUENTIAL = "sequential"  # the model kind of device/tinyattn/store.py
+SEQUENTIAL = device_module("link/wire").FILE_SEQUENTIAL  # the device file's kind of a Sequential
 _ATTENTION = (("in_proj_weight", ("Wq", "Wk", "Wv")), ("in_proj_bias", ("bq", "bk", "bv")),
               ("out_proj.weight", ("Wo",)), ("out_proj.bias", ("bo",)))
 
@@ -45,7 +45,7 @@ class StateDictError(InputError):
 
 def param_shapes(spec):
     """{tinyattn parameter name: shape} of one layer config, in collect_params() order: the
-    device's own table (device/tinyattn/params.py)."""
+    device's own declarations (device/tinyattn/nn/spec.py)."""
     try:
         return dict(device_module("nn/spec").layer_shapes(spec))
     except (TypeError, ValueError) as err:

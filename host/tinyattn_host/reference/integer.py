@@ -11,18 +11,15 @@ Formats: int8 tensors (rows, cols); int32 accumulators; softmax probabilities un
     v * r ~ ((clamp(v, -cap, cap) >> p) * m + 2^(s-1)) >> s     (round half up)
 """
 
-import math
-
 import numpy as np
 
 from ..device_modules import device_module
 
 INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
-EXP_HI = np.array([round(32768 * math.exp(-k / 8)) for k in range(89)], dtype=np.int64)
-EXP_LO = np.array([round(32768 * math.exp(-j / 256)) for j in range(32)], dtype=np.int64)
-EXP_STEPS = 256
-EXP_LIMIT = 32 * len(EXP_HI)
-PROB_ONE = 32768
+_CONSTANTS = device_module("int8/constants")  # the kernels' own (device/tinyattn/int8/constants.py)
+EXP_HI = np.array(_CONSTANTS.EXP_HI, dtype=np.int64)  # round(32768 exp(-k / 8)), k = 0..88
+EXP_LO = np.array(_CONSTANTS.EXP_LO, dtype=np.int64)  # round(32768 exp(-j / 256)), j = 0..31
+EXP_STEPS, EXP_LIMIT, PROB_ONE = _CONSTANTS.EXP_STEPS, _CONSTANTS.EXP_LIMIT, _CONSTANTS.PROB_ONE
 
 
 class Int32Overflow(AssertionError):
@@ -45,15 +42,16 @@ def _int8(a, what):
 
 
 # ---- fixed-point multipliers -------------------------------------------------------------
-fixed_point = device_module("int8/fixedpoint").fixed_point
+_FIXED_POINT = device_module("int8/fixedpoint")
+fixed_point = _FIXED_POINT.fixed_point
 """(m, s, p, cap) for a real multiplier r > 0: the device's own definition
-(device/tinyattn/fixedpoint.py). The device runs it in its float (float32 on a board); the
+(device/tinyattn/int8/fixedpoint.py). The device runs it in its float (float32 on a board); the
 bit-exact tests pass the device's integers to the reference."""
 
 
 def check_multiplier(mult):
-    m, s, p, cap = mult
-    assert 0 <= m < 32768 and 0 <= s <= 30 and 0 <= p <= 16 and 0 < cap < 2 ** (15 + p), mult
+    """mult within the bounds the kernels take (the device's valid_multiplier)."""
+    assert _FIXED_POINT.valid_multiplier(*(int(v) for v in mult)), mult
 
 
 def apply_multiplier(v, mult, what):

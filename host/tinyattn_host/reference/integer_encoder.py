@@ -24,11 +24,12 @@ import numpy as np
 from . import integer
 from .integer import INT32_MAX, Int32Overflow, int32
 
-NORM_FRACTION = 12
+_CONSTANTS = integer.device_module("int8/constants")  # the kernels' own
+NORM_FRACTION = _CONSTANTS.NORM_FRACTION
 """Bits after the point of the normalised value z = xhat 2^12."""
-MAX_NORM_WIDTH = 256
+MAX_NORM_WIDTH = _CONSTANTS.MAX_NORM_WIDTH
 """Longest LayerNorm row: V + eps_q fits int32 when 16384 E^2 + 2^30 - 1 <= 2^31 - 1."""
-MAX_EPS = 2 ** 30 - 1
+MAX_EPS = _CONSTANTS.MAX_EPS
 """eps_q is clamped to [1, 2^30 - 1]."""
 
 

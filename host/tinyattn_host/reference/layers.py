@@ -9,7 +9,7 @@ import numpy as np
 
 GELU_C = np.sqrt(2.0 / np.pi)
 GELU_A = 0.044715
-ACTIVATIONS = ("relu", "gelu", "tanh", "sigmoid")
+ACTIVATIONS = ("relu", "gelu_tanh", "tanh", "sigmoid")  # "gelu": gelu_tanh's name before
 
 
 def dense_forward(x, W, b):
@@ -24,10 +24,10 @@ def dense_backward(grad_out, x, W, b):
 
 
 def activation_forward(x, kind):
-    """relu, gelu (tanh approximation), tanh or sigmoid, elementwise."""
+    """relu, gelu_tanh (GELU's tanh approximation), tanh or sigmoid, elementwise."""
     if kind == "relu":
         return np.maximum(x, 0.0)
-    if kind == "gelu":
+    if kind in ("gelu_tanh", "gelu"):
         return 0.5 * x * (1.0 + np.tanh(GELU_C * (x + GELU_A * x ** 3)))
     if kind == "tanh":
         return np.tanh(x)
@@ -40,7 +40,7 @@ def activation_backward(grad_out, x, kind):
     """grad_out times the activation's derivative at x."""
     if kind == "relu":
         return grad_out * (x > 0)
-    if kind == "gelu":
+    if kind in ("gelu_tanh", "gelu"):
         u = GELU_C * (x + GELU_A * x ** 3)
         t = np.tanh(u)
         du = GELU_C * (1.0 + 3.0 * GELU_A * x ** 2)
