@@ -115,14 +115,14 @@ def _layer(E, H, S, checkpoint=False):
     """Attention(E, H) with non-zero biases, so that every path adds them for real; the same
     parameters whether checkpoint is on or off."""
     layer = Attention(E, H, checkpoint=checkpoint, seed=S + E)
-    for name, param, _ in layer.collect_params():
+    for name, param, _ in layer.collect_params(False):
         if name[0] == "b":
             param[:] = _random(1, E, len(name) + S, 0.1)[0, :]
     return layer
 
 
 def _fwd_bwd(layer, x, S):
-    return lambda: layer.backward(layer.forward(x, S))
+    return lambda: layer.backward(layer.forward(x, S, training=True))
 
 
 def held_bytes(E, H, S, x, checkpoint=False):
@@ -131,7 +131,7 @@ def held_bytes(E, H, S, x, checkpoint=False):
     layer = Attention(E, H, checkpoint=checkpoint, seed=1)
     gc.collect()
     before = gc.mem_alloc()
-    layer.forward(x, S)
+    layer.forward(x, S, training=True)
     gc.collect()
     return gc.mem_alloc() - before
 

@@ -1,7 +1,8 @@
 """Post-training int8 quantization: quantize(model, calibration_x) -> the int8 model.
 
-quantize runs the float model on the calibration set, takes max |.| of every layer's input
-and output (and of attention's Q, K, V), and builds the int8 layers of int8/layers.py and
+quantize runs the float model on the calibration set, batch_size samples at a time (so the
+heap of one batch is enough: the float model keeps nothing between them), takes max |.| of
+every layer's input and output (and of attention's Q, K, V) over all batches, and builds the int8 layers of int8/layers.py and
 int8/attention.py (int8/numbers.py has the formats), in a QSequential (int8/model.py).
 Not named quantize.py: importing a submodule sets the package's attribute of its name, which
 would hide the function tinyattn.int8.quantize.
@@ -14,8 +15,9 @@ from .model import QSequential, int8_class
 from .numbers import max_abs, scale_for
 
 
-def quantize(model, calibration_x, seq_len=None):
-    """The int8 version of a trained float model, scales from running calibration_x.
+def quantize(model, calibration_x, seq_len=None, batch_size=16):
+    """The int8 version of a trained float model, scales from running calibration_x,
+    `batch_size` samples at a time (the same scales, bit for bit, as one pass).
 
     model: a Sequential (Dense, Activation, Tokens, SelfAttention, GlobalAvgPool, and
     qencoder's LayerNorm, PositionalEmbedding, Gelu, TransformerEncoderLayer), a Dense, or an
@@ -30,7 +32,10 @@ def quantize(model, calibration_x, seq_len=None):
         raise ValueError("quantize takes a Sequential, Dense or Attention, got %s"
                          % type(model).__name__)
     _check_calibration(layers, calibration_x, seq_len)
-    stats = _calibrate(layers, calibration_x, seq_len)
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise ValueError("batch_size must be an int >= 1, got %r" % (batch_size,))
+    stats = _calibrate(layers, calibration_x, seq_len,
+                       batch_size * _rows_a_sample(model, seq_len))
     _check_stats(layers, stats)
     quantized = []
     s_x = scale_for(stats[0]["in"])
@@ -101,7 +106,42 @@ def _not_finite(stats):
     return None
 
 
-def _calibrate(layers, x, seq_len):
+def _rows_a_sample(model, seq_len):
+    """How many rows of calibration_x one sample is (its tokens, when the model takes them
+    as rows)."""
+    if isinstance(model, Sequential):
+        from ..nn.flow import follow
+
+        return follow(model.config())[1]
+    if isinstance(model, Attention):
+        return getattr(model, "seq_len", seq_len) or 1
+    return 1
+
+
+def _calibrate(layers, x, seq_len, step):
+    """_calibrate_batch over `step` rows at a time, the larger of each max |.| kept."""
+    import gc
+
+    stats = None
+    for r0 in range(0, x.shape[0], step):
+        gc.collect()  # the last batch's arrays go before this one's are made
+        batch = _calibrate_batch(layers, x[r0:r0 + step, :].copy(), seq_len)
+        stats = batch if stats is None else _larger(stats, batch)
+        batch = None
+    return stats
+
+
+def _larger(a, b):
+    """Each max |.| of a replaced by b's where that is larger or NaN (lists of dicts, dicts
+    of floats and of dicts, floats)."""
+    if isinstance(a, list):
+        return [_larger(u, v) for u, v in zip(a, b)]
+    if isinstance(a, dict):
+        return dict((name, _larger(a[name], b[name])) for name in a)
+    return b if b > a or b != b else a
+
+
+def _calibrate_batch(layers, x, seq_len):
     """max|.| of every layer's input and output (and Q, K, V of attention)."""
     stats = []
     for layer in layers:
@@ -113,14 +153,14 @@ def _calibrate(layers, x, seq_len):
             st.update(extra)
             stats.append(st)
             continue
+        if isinstance(layer, Attention):
+            st.update(layer.calibration_stats(x))
         if isinstance(layer, Attention) and not isinstance(layer, SelfAttention):
             if seq_len is None:
                 raise ValueError("quantizing an Attention needs its seq_len")
             x = layer.forward(x, seq_len)
         else:
             x = layer.forward(x)
-        if isinstance(layer, Attention):
-            st.update(layer.calibration_stats())
         st["out"] = max_abs(x)
         stats.append(st)
     return stats

@@ -40,7 +40,7 @@ def encoder_stats(layer, x):
 
     def sa(z):
         a = layer.self_attn.forward(z, layer.seq_len, causal=layer.causal)
-        stats["attention"] = layer.self_attn.calibration_stats()
+        stats["attention"] = layer.self_attn.calibration_stats(z)
         return seen("a", a)
 
     def ff(z):

@@ -78,9 +78,10 @@ def attention(session, head, arrays):
         raise LinkError(BAD_VALUE, "x must be (B*S, E) = (B*%d, %d) with B*H*S*S at most "
                         "%d, got %r" % (S, E, MAX_SCORES, (rows, cols)))
     layer = Attention(E, H, use_bias=bias)
-    for name, param, _ in layer.collect_params():
+    for name, param, _ in layer.collect_params(False):
         param[:] = matrix(arrays, name, param.shape)
     x = matrix(arrays, "x")
+    layer.keep_weights = maps  # an inference forward keeps the weights only when asked
     start = time.ticks_us()
     y = layer.forward(x, S, causal=causal)
     took = time.ticks_diff(time.ticks_us(), start)
@@ -118,12 +119,15 @@ def forward(session, head, arrays):
     model = need_model(session)
     x = matrix(arrays, "x")
     attention = _attention_layer(model) if maps else None
+    if attention is not None:
+        attention.keep_weights = True  # an inference forward keeps them only when asked
     start = time.ticks_us()
     logits = model.forward(x)
     took = time.ticks_diff(time.ticks_us(), start)
     out = [("logits", logits)]
     if attention is not None:
         out.append(("attention", attention.A_cache))
+        attention.keep_weights = False
     return {"us": took}, out
 
 
@@ -166,7 +170,7 @@ def get_weights(session, head, arrays):
     only(head, ())
     expect(arrays, ())
     model = need_model(session)
-    return {"config": model.config()}, [(name, p) for name, p, _ in model.collect_params()]
+    return {"config": model.config()}, [(name, p) for name, p, _ in model.collect_params(False)]
 
 
 def bench(session, head, arrays):
@@ -271,7 +275,7 @@ def _median_us(call, repeat):
 def _weights_finite(model):
     from ..nn.checks import all_finite
 
-    return all(all_finite(p) for _, p, _ in model.collect_params())
+    return all(all_finite(p) for _, p, _ in model.collect_params(False))
 
 
 def _ulab_version():

@@ -70,13 +70,14 @@ class TransformerEncoderLayer(Layer):
             return self.self_attn.forward(z, S, mask=mask, causal=causal, training=training)
 
         if self.norm_first:
-            h = x + sa(self.norm1.forward(x))
-            return h + self._ff(self.norm2.forward(h))
-        h = self.norm1.forward(x + sa(x))
-        return self.norm2.forward(h + self._ff(h))
+            h = x + sa(self.norm1.forward(x, training))
+            return h + self._ff(self.norm2.forward(h, training), training)
+        h = self.norm1.forward(x + sa(x), training)
+        return self.norm2.forward(h + self._ff(h, training), training)
 
-    def _ff(self, z):
-        return self.linear2.forward(self.activation.forward(self.linear1.forward(z)))
+    def _ff(self, z, training):
+        z = self.linear1.forward(z, training)
+        return self.linear2.forward(self.activation.forward(z, training), training)
 
     def _ff_back(self, g):
         return self.linear1.backward(self.activation.backward(self.linear2.backward(g)))
@@ -100,11 +101,12 @@ class TransformerEncoderLayer(Layer):
             layer.clear_caches()
         self.activation.clear_caches()
 
-    def collect_params(self):
-        """(name, param, grad) of every part, named "<part>.<name>", e.g. "linear1.W"."""
+    def collect_params(self, grads=True):
+        """(name, param, grad) of every part, named "<part>.<name>", e.g. "linear1.W"
+        (grads: see layer.Layer.collect_params)."""
         groups = []
         for part, layer in self._parts:
-            for name, param, grad in layer.collect_params():
+            for name, param, grad in layer.collect_params(grads):
                 groups.append((part + "." + name, param, grad))
         return groups
 
