@@ -65,10 +65,11 @@ def test_an_activation_saved_as_gelu_loads_as_gelu_tanh():
 class Scale(Layer):
     """The toy kind of docs/layers.md: y = x * s, s (features,) starts at 1."""
 
+    PARAMS = ("s",)  # Layer.collect_params gives (name, param, grad); grads on first need
+
     def __init__(self, *args, **named):
         self.features, = self.arguments(args, named)
-        self.s = np.zeros(self.features) + 1.0
-        self.ds = np.zeros(self.features)
+        self.s = np.zeros(self.features) + 1.0  # ds: made on first need (Layer.PARAMS)
         self.x = None
 
     def forward(self, x, training=False):
@@ -76,11 +77,10 @@ class Scale(Layer):
         return x * self.s
 
     def backward(self, grad_out):
+        self.collect_params()  # makes self.ds, zeros, the first time
         self.ds += np.sum(grad_out * self.x, axis=0)
         return grad_out * self.s
 
-    def collect_params(self):
-        return [("s", self.s, self.ds)]
 
 
 def test_a_kind_declared_here_is_known_everywhere():
