@@ -79,10 +79,13 @@ def test_the_int8_reference_knows_what_the_device_quantizes_the_kind_into(name):
 
 
 def test_a_new_kind_is_one_declaration_on_each_side(monkeypatch):
-    """Scale: y = x * s per column. The device side's one declaration is its parameter table
-    (nn/spec.py's SHAPES); the host side's is the `declare` below; then the float reference, the
+    """Scale: y = x * s per column. The device side's one declaration is its `declare` in
+    nn/spec.py (docs/layers.md); the host side's is the `declare` below; then the float reference, the
     PyTorch names and the int8 reference all run it."""
-    monkeypatch.setitem(kinds.device_spec().SHAPES, "Scale", lambda E: [("s", (E,))])
+    spec = kinds.device_spec()
+    monkeypatch.setattr(spec, "KINDS", dict(spec.KINDS))
+    spec.declare("Scale", "case_kinds", ("features", spec.dim, spec.REQUIRED),
+                 lambda E: [("s", (E,))])
     monkeypatch.setattr(kinds, "KINDS", dict(KINDS))
     declare("Scale", forward=lambda spec, p, x: (x * p["s"], x),
             backward=lambda spec, p, x, g: (g * p["s"], {"s": (g * x).sum(axis=0)}),

@@ -58,7 +58,7 @@ def param_shapes(spec):
 
 def device_kinds():
     """Every layer kind the device knows."""
-    return sorted(device_spec().SHAPES)
+    return sorted(device_spec().KINDS)
 
 
 def layer_params(params, index, spec):
