@@ -63,7 +63,7 @@ def test_an_activation_saved_as_gelu_loads_as_gelu_tanh():
 
 
 class Scale(Layer):
-    """The toy kind of docs/layers.md: y = x * s, s (features,) starts at 1."""
+    """The toy kind of docs/layer-kinds.md: y = x * s, s (features,) starts at 1."""
 
     PARAMS = ("s",)  # Layer.collect_params gives (name, param, grad); grads on first need
 

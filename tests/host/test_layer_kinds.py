@@ -80,7 +80,7 @@ def test_the_int8_reference_knows_what_the_device_quantizes_the_kind_into(name):
 
 def test_a_new_kind_is_one_declaration_on_each_side(monkeypatch):
     """Scale: y = x * s per column. The device side's one declaration is its `declare` in
-    nn/spec.py (docs/layers.md); the host side's is the `declare` below; then the float reference, the
+    nn/spec.py (docs/layer-kinds.md); the host side's is the `declare` below; then the float reference, the
     PyTorch names and the int8 reference all run it."""
     spec = kinds.device_spec()
     monkeypatch.setattr(spec, "KINDS", dict(spec.KINDS))

@@ -5,7 +5,7 @@ Plain Python (no ulab, no micropython). One declaration serves everything: a lay
 constructor checks its arguments with it (Layer.arguments) and its config() repeats them, store
 and the link check a config entry with it before anything is allocated, layer.build finds the
 class, the int8 path its int8 class, tinyattn.X the public name; the host loads this very file
-(tinyattn_host.device_modules.device_module("nn/spec")). docs/layers.md adds a kind step by step.
+(tinyattn_host.device_modules.device_module("nn/spec")). docs/layer-kinds.md adds a kind step by step.
 """
 
 from .arguments import choice, dim, flag, fraction, heads_divide, optional_dim, positive
