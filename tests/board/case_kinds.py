@@ -8,6 +8,7 @@ import check
 from tinyattn import Sequential, load, save
 from tinyattn.int8.model import int8_class, layer_kind
 from tinyattn.nn.arguments import dim
+from tinyattn.nn.flow import follow
 from tinyattn.nn.layer import Layer, build, layer_class
 from tinyattn.nn.spec import KINDS, MODULE, REQUIRED, declare, layer_shapes, model_shapes, module_of
 from tinyattn.rng import Rng
@@ -84,7 +85,8 @@ class Scale(Layer):
 
 
 def test_a_kind_declared_here_is_known_everywhere():
-    declare("Scale", "case_kinds", ("features", dim, REQUIRED), lambda n: [("s", (n,))])
+    declare("Scale", "case_kinds", ("features", dim, REQUIRED), lambda n: [("s", (n,))],
+            flow=(("features", 0),))
     try:
         assert tinyattn.Scale is Scale, "tinyattn.Scale is %r" % (tinyattn.Scale,)
         config = [["Dense", 4, 3, True], ["Scale", 3]]
@@ -100,5 +102,8 @@ def test_a_kind_declared_here_is_known_everywhere():
         check.equal(again.forward(x), model.forward(x), "forward")
         text = check.raises(ValueError, Sequential.from_config, [["Scale", 0]])
         assert "features must be an int >= 1" in text, text
+        check.equal(follow(config), (4, 1, (1, 3)), "the shapes followed through Scale")
+        text = check.raises(ValueError, follow, [["Dense", 4, 3, True], ["Scale", 5]])
+        assert "layer 1 (Scale): features 5, but the rows it gets have 3" in text, text
     finally:
         del KINDS["Scale"]

@@ -95,13 +95,15 @@ def _check_stats(layers, stats):
 
 def _not_finite(stats):
     """The name of a NaN or infinite value in a dict of floats (and of such dicts), or None."""
+    from ..nn.checks import finite
+
     for name in stats:
         value = stats[name]
         if isinstance(value, dict):
             value = _not_finite(value)
             if value is not None:
                 return name + "." + value
-        elif value - value != 0:
+        elif not finite(value):
             return name
     return None
 
