@@ -9,7 +9,8 @@ FIRMWARE ?=
 BAUD     ?= 460800
 VIRTUAL_FLASH ?= build/virtual-flash
 
-.PHONY: help venv objdump qemu test test-board clean flash deploy repl run demo bench emulate devs
+.PHONY: help venv check-python objdump qemu test test-board clean flash deploy repl run demo \
+	bench emulate devs
 
 help:
 	@echo "make test     set up $(VENV) and run the whole test suite (the device cases on"
@@ -30,11 +31,14 @@ help:
 	@echo "make bench [PORT=...] [BENCH_OUT=build/bench]   speed and memory tables, JSON, PNG"
 	@echo "make emulate  the int8 kernels' ESP32-S3 machine code in qemu-system-xtensa: checked"
 	@echo "             bit for bit, executed instructions per MAC into docs/performance.md"
+	@echo "             (each target runs .venv/bin/python -m tinyattn_host <command>; --help lists"
+	@echo "             every command, the ones without a target too)"
 	@echo ""
 	@echo "PORT         a serial port (/dev/ttyACM0), auto (the one ESP32-S3 on USB) or virtual;"
 	@echo "             without it: the one board attached, else the virtual board"
 	@echo "             (the MicroPython unix port on a pseudo-terminal)"
-	@echo "PYTHON       the Python 3.11+ that makes $(VENV) (now: $(PYTHON))"
+	@echo "PYTHON       the Python 3.11+ that makes $(VENV) (now: $(PYTHON)); given here, a"
+	@echo "             $(VENV) made by another one is made again with it"
 	@echo "PYTEST_ARGS  more arguments for pytest, e.g. PYTEST_ARGS=\"-k attention\""
 	@echo "MICROPYTHON  the unix-port interpreter for the tests and the virtual board"
 	@echo "             (default: the one pip installs in $(VENV))"
@@ -42,11 +46,25 @@ help:
 	@echo "VIRTUAL_HEAP   the virtual board's heap for every command, e.g. 300k (default: 64m"
 	@echo "             with the ulab stand-in, the interpreter's own with a real ulab)"
 
-$(STAMP): pyproject.toml
+# PYTHON=... on the command line: $(VENV) must be made by that interpreter; one made by
+# another is removed and made again (without PYTHON=..., $(VENV) keeps the one that made it).
+PYTHON_ID_CODE := 'import sys, hashlib; print(hashlib.sha1((sys.version + sys.base_prefix).encode()).hexdigest()[:12])'
+PYTHON_ID := $(if $(filter command line,$(origin PYTHON)),$(shell $(PYTHON) -c $(PYTHON_ID_CODE) \
+  2>/dev/null || echo missing))
+MADE_BY := $(if $(PYTHON_ID),$(VENV)/.made-by-$(PYTHON_ID))
+
+check-python:
 	@command -v $(PYTHON) >/dev/null || \
 	  { echo "no Python interpreter $(PYTHON) here: make test PYTHON=python3.11 (or another 3.11+)"; exit 1; }
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 	  { echo "tinyattn needs Python 3.11 or newer, $(PYTHON) is $$($(PYTHON) -V 2>&1): make test PYTHON=python3.11"; exit 1; }
+
+$(MADE_BY): | check-python
+	@if [ -x $(BIN)/python ] && [ "$$($(BIN)/python -c $(PYTHON_ID_CODE))" != "$(PYTHON_ID)" ]; then \
+	  echo "$(VENV) was made by another Python than $(PYTHON): making it again"; rm -rf $(VENV); fi
+	@mkdir -p $(VENV) && touch $@ && if [ -f $(STAMP) ]; then touch -r $(STAMP) $@; fi
+
+$(STAMP): pyproject.toml $(MADE_BY) | check-python
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'

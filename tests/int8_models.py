@@ -8,7 +8,7 @@ case that must match the integer reference bit for bit therefore runs a model th
 attention.py, norm.py, encoder.py) step for step in float64 (calibration on the float reference, max |.| / 127 scales
 held as the float32 a board holds, the device's own fixed_point), `model_bytes` writes it in
 the device's file format (kind "quantized") for `tinyattn.int8.load`, and `reference_layers` gives
-reference.integer_encoder the very specs and arrays in the file. The device's own
+reference.int8_encoder the very specs and arrays in the file. The device's own
 quantization is checked by the cases against the float reference instead.
 
 Kinds: Dense, Activation, Tokens, SelfAttention, GlobalAvgPool, PositionalEmbedding,
@@ -26,13 +26,13 @@ import numpy as np
 from int8_numbers import (add_multipliers, int8_weights, int32_bias, max_abs,  # noqa: F401
                           multiplier, quantize_tensor, round_half_up, scale_for)
 from tinyattn_host import modelfile
-from tinyattn_host.reference import integer as ref
-from tinyattn_host.reference import integer_encoder as qref
-from tinyattn_host.reference.attention import attention_forward
+from tinyattn_host.reference import int8 as ref
+from tinyattn_host.reference import int8_encoder as qref
 from tinyattn_host.reference.encoder import (ff_activation_forward, gelu_forward,
                                              layernorm_forward)
-from tinyattn_host.reference.layers import ATTENTION_PARAMS, activation_forward, dense_forward
-from tinyattn_host.reference.sequential import sequential_forward
+from tinyattn_host.reference.attention import ATTENTION_PARAMS, attention_forward
+from tinyattn_host.reference.layers import activation_forward, dense_forward
+from tinyattn_host.reference.sequential import int8_layers, sequential_forward
 
 GELU = "gelu_erf"  # the table's name for the erf GELU (int8/layers.py's GELU)
 
@@ -298,8 +298,8 @@ def model_bytes(specs, arrays):
 
 
 def reference_layers(specs, arrays):
-    """The layer dicts reference.integer_encoder.sequential (and integer's) runs."""
-    return qref.layers_from_specs(specs, arrays)
+    """The layer dicts reference.sequential.int8_forward runs."""
+    return int8_layers(specs, arrays)
 
 
 def robust_input(x, scale, margin=1e-3):

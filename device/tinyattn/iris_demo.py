@@ -30,8 +30,9 @@ def demo(epochs=100, seed=42, log_every=10, sample=0, history=None):
     accuracy = evaluate(model, test_set)
     print("test accuracy %.1f%% (%d of %d) after %.1f s of training"
           % (100 * accuracy, round(accuracy * len(test_set)), len(test_set), result["seconds"]))
-    predicted = predict(model, test_set.X[sample:sample + 1, :])[0]
     attention = [layer for layer in model.layers if isinstance(layer, SelfAttention)][0]
+    attention.keep_weights = True  # this inference forward keeps the map shown below
+    predicted = predict(model, test_set.X[sample:sample + 1, :])[0]
     print("attention of test row %d (%s, predicted %s); rows: query token, columns: key token"
           % (sample, CLASSES[test_set.y[sample]], CLASSES[predicted]))
     print(attention_text(attention.attention_map(0), attention.seq_len))

@@ -45,7 +45,7 @@ def save(model, path):
         raise ValueError("model must be a Sequential, got %s" % type(model).__name__)
     if not isinstance(path, str):
         raise ValueError("path must be a str, got %r" % (path,))
-    arrays = [(name, param) for name, param, _ in model.collect_params()]
+    arrays = [(name, param) for name, param, _ in model.collect_params(False)]
     write_file(path, SEQUENTIAL, {"config": model.config()}, arrays)
 
 
@@ -65,8 +65,10 @@ def load(path):
     stored = dict((name, value) for name, _, value in arrays)
     shapes = dict((name, shape if _is_float(value) else "integer")
                   for name, shape, value in arrays)
-    def fill(name, param):
-        param[:] = stored[name]
+    arrays = None
+
+    def fill(name, param):  # each array read goes once copied: the heap holds ~1x the weights
+        param[:] = stored.pop(name)
 
     try:
         return model_from(meta["config"], shapes, fill)
@@ -104,10 +106,7 @@ def build_model(config, fill):
     writes each parameter."""
     from .nn.sequential import Sequential
 
-    model = Sequential.from_config(config, seed=0)
-    for name, param, _ in model.collect_params():
-        fill(name, param)
-    return model
+    return Sequential.from_config(config, seed=0, fill=fill)
 
 
 def write_file(path, kind, meta, arrays):

@@ -2,9 +2,9 @@
 
 Every command of `python -m tinyattn_host` turns a HostError into one line on stderr
 (`error: <message>`) and exits with the error's `exit_status` (cli.run): 1 for a bad input
-file or a device that refused a request, 2 for a bad command line (as argparse) or a board
-problem, 130 for Ctrl-C. A check whose numbers disagree is no error: it prints its table and
-exits 1.
+file, a device that refused a request or a flash that did not complete; 2 for a bad command
+line (as argparse) or a board problem; 130 for Ctrl-C. A check whose numbers disagree is no
+error: it prints its table and exits 1.
 """
 
 import contextlib

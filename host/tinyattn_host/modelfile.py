@@ -15,10 +15,10 @@ import zlib
 import numpy as np
 
 from .errors import InputError
-from .protocol import DTYPES, wire
+from .protocol import CODES, DTYPES, wire
 
 MAGIC, END, VERSION = wire.FILE_MAGIC, wire.FILE_END, wire.FILE_VERSION
-CODES = {dtype: code for code, dtype in DTYPES.items()}
+SEQUENTIAL = wire.FILE_SEQUENTIAL  # the kind of a Sequential model's file
 
 
 class ModelFileError(InputError):

@@ -18,9 +18,8 @@ import zlib
 import numpy as np
 
 from . import errors
-from .errors import BoardError
 from .device_modules import device_module
-
+from .errors import BoardError
 
 wire = device_module("link/wire")  # the device's own table of the wire and file constants
 MAGIC, HEADER, CHUNK, MORE, PROTOCOL, REPLY = (wire.MAGIC, wire.HEADER, wire.CHUNK, wire.MORE,
@@ -38,7 +37,7 @@ LOAD_QMODEL, FORWARD_INT8, STREAM = wire.LOAD_QMODEL, wire.FORWARD_INT8, wire.ST
 MESSAGES, ERRORS = wire.MESSAGES, wire.ERRORS
 DTYPES = {code: np.dtype("<f4" if code == "f" else "<%s%d" % ("u" if code == "B" else "i", size))
           for code, size in wire.ITEMSIZE.items()}
-_CODES = {dtype: code for code, dtype in DTYPES.items()}
+CODES = {dtype: code for code, dtype in DTYPES.items()}  # the typecode of a dtype
 
 
 class ProtocolError(BoardError):
@@ -103,12 +102,12 @@ def encode(head=None, arrays=()):
     for name, value in items:
         value = np.asarray(value)
         dtype = DTYPES["f"] if value.dtype.kind == "f" else value.dtype.newbyteorder("<")
-        if dtype not in _CODES:
+        if dtype not in CODES:
             raise ValueError("array %s: dtype %s cannot be sent" % (name, value.dtype))
         if value.ndim not in (1, 2):
             raise ValueError("array %s: only 1-D and 2-D arrays, got shape %s"
                              % (name, value.shape))
-        listed.append([name, _CODES[dtype], list(value.shape)])
+        listed.append([name, CODES[dtype], list(value.shape)])
         blobs.append(np.ascontiguousarray(value, dtype=dtype).tobytes())
     head = dict(head or {})
     if listed:

@@ -62,7 +62,7 @@ def test_bad_input_raises_value_error_naming_the_problem():
     X = x()
 
     def backward_bad_shape(a):
-        a.forward(X, 4)
+        a.forward(X, 4, training=True)
         a.backward(np.zeros((4, 8)))
 
     for code, call, words in (
@@ -100,11 +100,11 @@ def test_checkpoint_recomputes_the_same_numbers_without_the_weight_cache():
 def test_cache_bytes_counts_the_caches_the_layer_holds():
     X = x()
     a = Attention(8, 2, seed=1)
-    a.forward(X, 4)
+    a.forward(X, 4, training=True)
     held = [a.x_cache, a.Q_cache, a.K_cache, a.V_cache, a.A_cache, a.ctx_cache]
     check.equal([a.cache_bytes(3, 4), sum(t.size for t in held) * 4],
                 [4 * (5 * 12 * 8 + 3 * 2 * 4 * 4)] * 2, "self-attention cache_bytes, held")
-    a.forward(X, 4, kv=np.zeros((15, 8)), kv_len=5)
+    a.forward(X, 4, kv=np.zeros((15, 8)), kv_len=5, training=True)
     held = [a.x_cache, a.kv_cache, a.Q_cache, a.K_cache, a.V_cache, a.A_cache, a.ctx_cache]
     check.equal(a.cache_bytes(3, 4, kv_len=5), sum(t.size for t in held) * 4,
                 "cross-attention cache_bytes")
@@ -115,10 +115,10 @@ def test_backward_accumulates_until_zero_grad():
     X = x()
     a = Attention(8, 2, seed=2)
     g = X * 0.5
-    a.forward(X, 4)
+    a.forward(X, 4, training=True)
     a.backward(g)
     once, once_b = a.dWv.copy(), a.dbo.copy()
-    a.forward(X, 4)
+    a.forward(X, 4, training=True)
     a.backward(g)
     check.close_each(a.dWv, once * 2, atol=1e-7, rtol=1e-6, what="dWv after two backwards")
     check.close_each(a.dbo, once_b * 2, atol=1e-7, rtol=1e-6, what="dbo after two backwards")

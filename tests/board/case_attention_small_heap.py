@@ -17,7 +17,7 @@ def layer():
 
 def test_forward_backward_match_the_reference():
     a = layer()
-    y = a.forward(check.fixture("x")["x"], 4)
+    y = a.forward(check.fixture("x")["x"], 4, training=True)
     dx = a.backward(check.fixture("G")["G"])  # the caches go before the comparisons
     check.rel_error_below(y, check.fixture("y")["y"], 1e-4, what="y")
     y = None
@@ -34,7 +34,7 @@ def test_forward_backward_returns_the_heap_to_its_baseline():
     x, G = check.fixture("x")["x"], check.fixture("G")["G"]
 
     def step():
-        a.forward(x, 4)
+        a.forward(x, 4, training=True)
         a.backward(G)
 
     check.heap_returns(step, 6, 64, "forward + backward in a 128 KB heap")

@@ -36,7 +36,7 @@ def test_layernorm_matches_reference_and_accumulates():
     check.equal(n.beta, [0.0] * 5, "initial beta")
     n.gamma[:] = f["gamma"]
     n.beta[:] = f["beta"]
-    check.rel_error_below(n.forward(f["x"]), f["y"], TOL, what="y")
+    check.rel_error_below(n.forward(f["x"], True), f["y"], TOL, what="y")
     check.rel_error_below(n.backward(f["G"]), f["dx"], TOL, what="dx")
     n.forward(f["x"], True)
     n.backward(f["G"])
@@ -57,7 +57,7 @@ def test_positional_embedding_matches_reference():
     top = max(abs(v) for row in init.tolist() for v in row)
     assert 0 < top <= f["init_bound"], "initial max |P| %g" % top
     p.P[:] = f["P"]
-    check.rel_error_below(p.forward(f["x"]), f["y"], TOL, what="y")
+    check.rel_error_below(p.forward(f["x"], True), f["y"], TOL, what="y")
     check.rel_error_below(p.backward(f["G"]), f["dx"], TOL, what="dx")
     check.rel_error_below(p.dP, f["dP"], TOL, what="dP")
     check.equal(plain(p.config()), f["config"], "config")
@@ -66,7 +66,7 @@ def test_positional_embedding_matches_reference():
 def test_gelu_is_the_erf_form_within_float32():
     f = check.fixture("gelu")
     g = Gelu()
-    check.close(g.forward(f["x"]), f["y"], atol=f["atol"], what="y")
+    check.close(g.forward(f["x"], True), f["y"], atol=f["atol"], what="y")
     check.rel_error_below(g.backward(f["G"]), f["dx"], TOL, what="dx")
 
 
@@ -143,7 +143,7 @@ def test_sequential_gradients_match_reference():
 
 def _backward_twice():
     layer = TransformerEncoderLayer(8, 2, 16, seq_len=4)
-    y = layer.forward(np.zeros((4, 8)) + 1.0)
+    y = layer.forward(np.zeros((4, 8)) + 1.0, True)
     layer.backward(y)
     layer.backward(y)  # the first backward dropped the caches
 
@@ -154,7 +154,7 @@ BAD_INPUT = [
     ("LayerNorm(4).forward(5 columns)", lambda: LayerNorm(4).forward(np.zeros((2, 5))),
      ["x", "4 columns", "5"]),
     ("LayerNorm(4).backward first", lambda: LayerNorm(4).backward(np.zeros((2, 4))),
-     ["backward() called before forward()"]),
+     ["backward() called before forward(x, training=True)"]),
     ("PositionalEmbedding(4, 8).forward(6 rows)",
      lambda: PositionalEmbedding(4, 8).forward(np.zeros((6, 8))), ["6 rows", "4"]),
     ("PositionalEmbedding(0, 8)", lambda: PositionalEmbedding(0, 8), ["seq_len", "0"]),
@@ -171,7 +171,7 @@ BAD_INPUT = [
      ["mask", "(1, 4)"]),
     ("Sequential of a Conv", lambda: Sequential.from_config([["Conv", 3]]),
      ["unknown layer kind", "Conv"]),
-    ("backward twice", _backward_twice, ["backward() called before forward()"]),
+    ("backward twice", _backward_twice, ["backward() called before forward(x, training=True)"]),
 ]
 
 

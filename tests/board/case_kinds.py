@@ -8,6 +8,7 @@ import check
 from tinyattn import Sequential, load, save
 from tinyattn.int8.model import int8_class, layer_kind
 from tinyattn.nn.arguments import dim
+from tinyattn.nn.flow import follow
 from tinyattn.nn.layer import Layer, build, layer_class
 from tinyattn.nn.spec import KINDS, MODULE, REQUIRED, declare, layer_shapes, model_shapes, module_of
 from tinyattn.rng import Rng
@@ -63,12 +64,13 @@ def test_an_activation_saved_as_gelu_loads_as_gelu_tanh():
 
 
 class Scale(Layer):
-    """The toy kind of docs/layers.md: y = x * s, s (features,) starts at 1."""
+    """The toy kind of docs/layer-kinds.md: y = x * s, s (features,) starts at 1."""
+
+    PARAMS = ("s",)  # Layer.collect_params gives (name, param, grad); grads on first need
 
     def __init__(self, *args, **named):
         self.features, = self.arguments(args, named)
-        self.s = np.zeros(self.features) + 1.0
-        self.ds = np.zeros(self.features)
+        self.s = np.zeros(self.features) + 1.0  # ds: made on first need (Layer.PARAMS)
         self.x = None
 
     def forward(self, x, training=False):
@@ -76,15 +78,15 @@ class Scale(Layer):
         return x * self.s
 
     def backward(self, grad_out):
+        self.collect_params()  # makes self.ds, zeros, the first time
         self.ds += np.sum(grad_out * self.x, axis=0)
         return grad_out * self.s
 
-    def collect_params(self):
-        return [("s", self.s, self.ds)]
 
 
 def test_a_kind_declared_here_is_known_everywhere():
-    declare("Scale", "case_kinds", ("features", dim, REQUIRED), lambda n: [("s", (n,))])
+    declare("Scale", "case_kinds", ("features", dim, REQUIRED), lambda n: [("s", (n,))],
+            flow=(("features", 0),))
     try:
         assert tinyattn.Scale is Scale, "tinyattn.Scale is %r" % (tinyattn.Scale,)
         config = [["Dense", 4, 3, True], ["Scale", 3]]
@@ -100,5 +102,8 @@ def test_a_kind_declared_here_is_known_everywhere():
         check.equal(again.forward(x), model.forward(x), "forward")
         text = check.raises(ValueError, Sequential.from_config, [["Scale", 0]])
         assert "features must be an int >= 1" in text, text
+        check.equal(follow(config), (4, 1, (1, 3)), "the shapes followed through Scale")
+        text = check.raises(ValueError, follow, [["Dense", 4, 3, True], ["Scale", 5]])
+        assert "layer 1 (Scale): features 5, but the rows it gets have 3" in text, text
     finally:
         del KINDS["Scale"]

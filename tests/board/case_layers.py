@@ -47,7 +47,7 @@ def test_dense_matches_reference_and_accumulates():
         d.W[:] = fx["W"]
         if bias:
             d.b[:] = fx["b"]
-        check.rel_error_below(d.forward(fx["x"]), fx["y"], TOL, what="%s y" % name)
+        check.rel_error_below(d.forward(fx["x"], True), fx["y"], TOL, what="%s y" % name)
         check.rel_error_below(d.backward(fx["G"]), fx["dx"], TOL, what="%s dx" % name)
         check.rel_error_below(d.dW, fx["dW"], TOL, what="%s dW" % name)
         d.forward(fx["x"], True)
@@ -81,7 +81,7 @@ def test_activation_matches_reference():
     for name in check.names("act_"):
         fx = check.fixture(name)
         a = Activation(fx["kind"])
-        y = a.forward(fx["x"])
+        y = a.forward(fx["x"], True)
         dx = a.backward(fx["G"])
         check.rel_error_below(y, fx["y"], TOL, what="%s y" % name)
         check.rel_error_below(dx, fx["dx"], TOL, what="%s dx" % name)
@@ -93,14 +93,14 @@ def test_tokens_is_a_view_and_pool_matches_reference():
     fx = check.fixture("tokens_pool")
     t = Tokens(4)
     x = fx["x"].copy()
-    tokens = t.forward(x)
+    tokens = t.forward(x, True)
     tokens[5, 2] = 123.0  # the same memory: the write shows in x
     check.equal(x[1, 8 + 2], 123.0, "x[1, 10] after the write through the tokens")
     check.equal(tokens.shape, (12, 8), "tokens shape")
     check.equal(tokens, x.reshape((12, 8)), "tokens")
     check.equal(t.backward(tokens), x, "Tokens.backward")
     p = GlobalAvgPool(4)
-    check.rel_error_below(p.forward(fx["y"]), fx["pool"], TOL, what="pool")
+    check.rel_error_below(p.forward(fx["y"], True), fx["pool"], TOL, what="pool")
     check.rel_error_below(p.backward(fx["G"]), fx["dpool"], TOL, what="dpool")
 
 
@@ -183,7 +183,7 @@ def raises_naming(call, words, what):
 
 def backward_bad_shape():
     d = Dense(4, 3)
-    d.forward(np.zeros((2, 4)))
+    d.forward(np.zeros((2, 4)), True)
     d.backward(np.zeros((3, 3)))
 
 
@@ -193,7 +193,7 @@ def test_bad_input_gets_a_clear_value_error():
             ("Dense x 5 columns", lambda: Dense(4, 3).forward(np.zeros((2, 5))),
              ["x", "4 columns", "5"]),
             ("Dense backward first", lambda: Dense(4, 3).backward(np.zeros((2, 3))),
-             ["backward() called before forward()"]),
+             ["backward() called before forward(x, training=True)"]),
             ("Dense grad_out (3, 3)", backward_bad_shape, ["grad_out", "(2, 3)"]),
             ("Activation('swish')", lambda: Activation("swish"), ["relu", "swish"]),
             ("Tokens(3) 32 columns", lambda: Tokens(3).forward(np.zeros((2, 32))),

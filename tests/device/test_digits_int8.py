@@ -18,7 +18,7 @@ import pytest
 import int8_models as im
 from board_cases import board_test
 from checks import f32
-from tinyattn_host.reference import integer_encoder as qref
+from tinyattn_host.reference.sequential import int8_forward
 
 digits = pytest.importorskip("tinyattn_host.digits")
 CALIB_ROWS = 128  # the device's own quantize calibrates on the first train rows: all 1438
@@ -47,7 +47,7 @@ def make_fixtures():
     X_train, _, X_test, y_test = digits.split(*digits.load_digits())
     specs, arrays = int8_model(params, X_train)
     xq = im.quantize_tensor(X_test, im.in_scale(specs))
-    outputs = qref.sequential(xq.astype(np.int64), im.reference_layers(specs, arrays))
+    outputs = int8_forward(xq.astype(np.int64), im.reference_layers(specs, arrays))
     fixtures = {"digits.csv": digits.DIGITS_CSV.read_bytes(), "xq.bin": xq.tobytes(),
                 "int8.bin": im.model_bytes(specs, arrays),
                 "int8_calib.bin": im.model_bytes(*int8_model(params, X_train[:CALIB_ROWS])),

@@ -13,7 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from board_cases import board_test
-from tinyattn_host.reference import integer as ref
+from tinyattn_host.reference import int8 as ref
 
 
 def _int8(rng, shape, low=-128):

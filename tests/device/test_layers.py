@@ -10,8 +10,9 @@ import pytest
 from board_cases import board_test
 from checks import f32
 from tinyattn_host.digits import init_params
-from tinyattn_host.reference.layers import (activation_backward, activation_forward, cross_entropy,
-    dense_backward, dense_forward, gap_backward, gap_forward)
+from tinyattn_host.reference.layers import (
+    activation_backward, activation_forward, cross_entropy, dense_backward, dense_forward,
+    gap_backward, gap_forward)
 from tinyattn_host.reference.sequential import sequential_backward, sequential_forward
 from tinyattn_host.reference.training import SGD, Adam, train_step
 from tinyattn_host.device_modules import device_module

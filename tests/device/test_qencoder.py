@@ -1,5 +1,5 @@
 """The int8 encoder (qkernels_norm, qnorm, qencoder) against the NumPy integer reference
-(reference.integer_encoder), bit for bit: the LayerNorm and add kernels on random and
+(reference.int8_encoder), bit for bit: the LayerNorm and add kernels on random and
 worst-case inputs, the encoder layer in every form, and a digits-shaped model on every row.
 
 The device cases are tests/board/case_qnorm.py (the kernels), case_qencoder.py (the layer),
@@ -16,10 +16,10 @@ import numpy as np
 import int8_models as im
 from board_cases import board_test
 from checks import f32
-from tinyattn_host.reference import integer as ref
-from tinyattn_host.reference import integer_encoder as qref
+from tinyattn_host.reference import int8 as ref
+from tinyattn_host.reference import int8_encoder as qref
 from tinyattn_host.reference.encoder import gelu_forward
-from tinyattn_host.reference.sequential import sequential_forward
+from tinyattn_host.reference.sequential import int8_forward, sequential_forward
 from tinyattn_host.interop.statedict import param_shapes
 
 # ---- kernels (case_qnorm) --------------------------------------------------------------------
@@ -240,7 +240,7 @@ def model_fixture(config, params, x, kinds):
     specs, arrays = im.quantize(config, params, x)  # calibrated on the x the board gets
     assert im.in_scale(specs) == s_x
     xq = im.quantize_tensor(x, im.in_scale(specs))
-    outputs = qref.sequential(xq, im.reference_layers(specs, arrays))
+    outputs = int8_forward(xq, im.reference_layers(specs, arrays))
     y_ref, _ = sequential_forward(config, params, x)
     fixture = dict(params, config=config, x=x, kinds=kinds, xq=xq.ravel().tolist(),
                    trace=[o.ravel().tolist() for o in outputs],

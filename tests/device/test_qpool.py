@@ -1,11 +1,11 @@
-"""The int8 masked pooling kernel (int8/kernels_pool.py) bit for bit with reference.integer.masked_pool:
+"""The int8 masked pooling kernel (int8/kernels_pool.py) bit for bit with reference.int8.masked_pool:
 every kept count 0..S, the extreme int8 values, the multipliers of real scales; and the bad
 input of the masked int8 path (tests/board/case_qpool.py on the board)."""
 
 import numpy as np
 
 from board_cases import board_test
-from tinyattn_host.reference import integer as ref
+from tinyattn_host.reference import int8 as ref
 
 
 def make_fixtures():

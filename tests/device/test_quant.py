@@ -18,9 +18,9 @@ import int8_models as im
 from board_cases import board_test
 from checks import f32
 from tinyattn_host.reference import attention_forward
-from tinyattn_host.reference import integer as ref
-from tinyattn_host.reference.layers import ATTENTION_PARAMS
-from tinyattn_host.reference.sequential import sequential_forward
+from tinyattn_host.reference import int8 as ref
+from tinyattn_host.reference.attention import ATTENTION_PARAMS
+from tinyattn_host.reference.sequential import int8_forward, sequential_forward
 from tinyattn_host.reference.training import split_indices, standardize
 from tinyattn_host.reference.training import train as train_reference
 from tinyattn_host.device_modules import device_module
@@ -136,7 +136,7 @@ def iris_case():
     params = {k: f32(v) for k, v in params.items()}
     specs, arrays = im.quantize(IRIS.CONFIG, params, Xtr)
     xq = im.quantize_tensor(Xall, im.in_scale(specs))
-    outputs = ref.sequential(xq, im.reference_layers(specs, arrays))
+    outputs = int8_forward(xq, im.reference_layers(specs, arrays))
     logits = outputs[-1]
     float_logits, _ = sequential_forward(IRIS.CONFIG, params, Xall)
     fixture = {"Xtr": Xtr, "Xte": Xte, "Xall": Xall, "yte": y[test_rows].tolist(),
@@ -189,7 +189,7 @@ def sequential_case(kind):
             params["%d.%s" % (i, name)] = f32(rng.uniform(-bound, bound, shape))
     specs, arrays = im.quantize(layers, params, calib)
     xq = im.quantize_tensor(x, im.in_scale(specs))
-    outputs = ref.sequential(xq, im.reference_layers(specs, arrays))
+    outputs = int8_forward(xq, im.reference_layers(specs, arrays))
     y_float, _ = sequential_forward(layers, params, x)
     fixture = {"layers": layers, "x": x, "calib": calib, "xq": xq.ravel().tolist(),
                "trace": [o.ravel().tolist() for o in outputs], "y_float": y_float}

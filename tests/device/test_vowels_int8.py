@@ -14,7 +14,7 @@ import int8_models as im
 from board_cases import board_test
 from checks import f32
 from tinyattn_host import vowels
-from tinyattn_host.reference import integer_encoder as qref
+from tinyattn_host.reference.sequential import int8_forward
 from tinyattn_host.sequences import padding_mask
 
 CALIB_ROWS = 32  # the device's own quantize runs the float model on these rows at once
@@ -42,7 +42,7 @@ def make_fixtures():
     calib = im.quantize(vowels.VOWELS_CONFIG, params, X_train[:CALIB_ROWS],
                         train_mask[:CALIB_ROWS])
     xq = im.quantize_tensor(X_test, im.in_scale(specs))
-    outputs = qref.sequential(xq.astype(np.int64), im.reference_layers(specs, arrays), test_mask)
+    outputs = int8_forward(xq.astype(np.int64), im.reference_layers(specs, arrays), test_mask)
     fixtures = {"xq.bin": xq.tobytes(), "keep.bin": test_mask.astype(np.uint8).tobytes(),
                 "int8.bin": im.model_bytes(specs, arrays),
                 "int8_calib.bin": im.model_bytes(*calib),

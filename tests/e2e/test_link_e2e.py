@@ -129,7 +129,7 @@ def test_an_int8_model_sent_back_with_load_qmodel_runs_bit_for_bit(board):
     digits encoder model, each loaded over another int8 model, answer as the reference."""
     from tinyattn_host.digits import DIGITS_CONFIG, init_params
     from tinyattn_host.checks.run_check import in_scale, iris, quantize_input, random_model
-    from tinyattn_host.reference import integer_encoder
+    from tinyattn_host.reference.sequential import int8_forward, int8_layers
 
     link = board.start_link()
     X_iris = iris()[0][:20]
@@ -143,6 +143,6 @@ def test_an_int8_model_sent_back_with_load_qmodel_runs_bit_for_bit(board):
         link.request(P.QUANTIZE, {}, {"x": X_iris})  # another int8 model in its place
         link.request(P.LOAD_QMODEL, {"layers": qhead["layers"]}, qarrays)
         head, got = link.request(P.FORWARD_INT8, {}, {"x": xq})
-        layers = integer_encoder.layers_from_specs(qhead["layers"], qarrays)
-        want = integer_encoder.sequential(xq, layers)[-1]
+        layers = int8_layers(qhead["layers"], qarrays)
+        want = int8_forward(xq, layers)[-1]
         np.testing.assert_array_equal(got["y"].reshape(head["rows"], head["cols"]), want)

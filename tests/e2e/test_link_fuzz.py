@@ -21,10 +21,9 @@ from malformed import Fuzz
 from tinyattn_host import protocol as P
 from tinyattn_host.virtual import unixport
 from tinyattn_host.board.board import Board
-from tinyattn_host.checks.run_check import (FLOAT_TOLERANCE, IRIS_CONFIG, in_scale, iris, quantize_input,
-                                   random_model, reference_qlayers)
-from tinyattn_host.reference import integer
-from tinyattn_host.reference.sequential import sequential_forward
+from tinyattn_host.checks.run_check import (FLOAT_TOLERANCE, IRIS_CONFIG, in_scale, iris,
+                                            quantize_input, random_model, reference_qlayers)
+from tinyattn_host.reference.sequential import int8_forward, sequential_forward
 from tinyattn_host.virtual.unixport_process import has_raw_repl
 
 ITEMS = int(os.environ.get("FUZZ_ITEMS", "3000"))
@@ -58,7 +57,7 @@ class Checker:
                                               "shape": list(want.shape), "atol": tolerance}
         if self.turn % 3 == 1:
             xq = quantize_input(xb, self.s_in)
-            want = integer.sequential(xq, self.qlayers)[-1]
+            want = int8_forward(xq, self.qlayers)[-1]
             return P.FORWARD_INT8, {}, {"x": xq}, {"y": want.ravel().tolist(),
                                                   "shape": list(want.shape)}
         return P.STATUS, {}, {}, {"errors": self.errors}

@@ -34,7 +34,8 @@ def test_repl_on_the_virtual_board_sees_the_deployed_package(tmp_path):
                                str(tmp_path)], capture_output=True, timeout=300, check=False)
     assert deployed.returncode == 0, deployed.stderr
     terminal, user_side = os.openpty()
-    repl = subprocess.Popen([sys.executable, "-m", "tinyattn_host", "repl", "--flash", str(tmp_path)],
+    repl = subprocess.Popen([sys.executable, "-m", "tinyattn_host", "repl",
+                             "--flash", str(tmp_path)],
                             stdin=user_side, stdout=user_side, stderr=user_side)
     os.close(user_side)
     try:

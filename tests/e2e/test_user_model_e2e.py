@@ -164,7 +164,7 @@ def test_an_int8_model_and_a_calibration_batch_over_one_message(psram_board):
     """QUANTIZE with a 67 KB calibration batch, and LOAD_QMODEL of a 70 KB int8 model (each
     in parts): the integer outputs are the reference's, bit for bit."""
     from tinyattn_host.checks.run_check import in_scale, quantize_input
-    from tinyattn_host.reference import integer_encoder
+    from tinyattn_host.reference.sequential import int8_forward, int8_layers
 
     rng = np.random.default_rng(11)
     calibration = rng.standard_normal((33, 512)).astype(np.float32)  # 67 KB
@@ -182,8 +182,8 @@ def test_an_int8_model_and_a_calibration_batch_over_one_message(psram_board):
             link.request(P.LOAD_QMODEL, {"layers": qhead["layers"]}, qarrays)
             xq = quantize_input(calibration[:4], in_scale(qhead))
             head, got = link.request(P.FORWARD_INT8, {}, {"x": xq})
-            layers = integer_encoder.layers_from_specs(qhead["layers"], qarrays)
-            want = integer_encoder.sequential(xq, layers)[-1]
+            layers = int8_layers(qhead["layers"], qarrays)
+            want = int8_forward(xq, layers)[-1]
             np.testing.assert_array_equal(got["y"].reshape(head["rows"], head["cols"]), want)
             big = P.encode({}, {"x": calibration[:rows]}) if width == 4 else \
                 P.encode({"layers": qhead["layers"]}, qarrays)

@@ -51,13 +51,13 @@ def trained_digits():
     import int8_models as im
     import test_digits_int8
     from tinyattn_host import digits as host_digits
-    from tinyattn_host.reference import integer_encoder as qref
+    from tinyattn_host.reference.sequential import int8_forward
 
     params, _ = test_digits_int8.host_model()
     X_train, _, X_test, _ = host_digits.split(*host_digits.load_digits())
     specs, arrays = test_digits_int8.int8_model(params, X_train)
     xq = im.quantize_tensor(X_test[:DIGITS_ROWS], im.in_scale(specs))
-    want = qref.sequential(xq.astype("int64"), im.reference_layers(specs, arrays))[-1]
+    want = int8_forward(xq.astype("int64"), im.reference_layers(specs, arrays))[-1]
     return (xq.ravel().tolist(), DIGITS_ROWS, X_test.shape[1], im.model_bytes(specs, arrays),
             want.ravel().tolist())
 

@@ -82,6 +82,8 @@ def test_a_deploy_that_fails_inside_board_open_is_one_line(monkeypatch, capsys):
 class RefusingBoard:
     """A Board whose device refuses every request, as it refuses a model it cannot load."""
 
+    progress = None
+
     def __init__(self, **kwargs):
         pass
 

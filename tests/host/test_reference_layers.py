@@ -6,8 +6,9 @@ import pytest
 
 from checks import numeric_grad
 
-from tinyattn_host.reference.layers import (activation_backward, activation_forward, cross_entropy,
-    dense_backward, dense_forward, gap_backward, gap_forward, tokens_backward, tokens_forward)
+from tinyattn_host.reference.layers import (
+    activation_backward, activation_forward, cross_entropy, dense_backward, dense_forward,
+    gap_backward, gap_forward, tokens_backward, tokens_forward)
 from tinyattn_host.reference.sequential import sequential_backward, sequential_forward
 from tinyattn_host.reference.training import SGD, Adam, Rng, permutation, split_indices
 from tinyattn_host.device_modules import device_module

@@ -20,6 +20,7 @@ import time
 import ulab
 from ulab import numpy as np
 
+from ..link.timing import median
 from ..nn.attention import Attention
 from .fit import fits
 from .plan import (IRIS_BATCHES, LARGEST_E, LARGEST_H, LARGEST_LIMIT, MARK, PATHS,
@@ -59,10 +60,7 @@ def medians(calls, repeats=5, budget=1.0):
             gc.collect()
             times[name].append(_seconds(calls[name]))
     for name, seconds in times.items():
-        seconds = sorted(seconds[1:])
-        middle = len(seconds) // 2
-        found[name] = (seconds[middle] if len(seconds) % 2 else
-                       (seconds[middle - 1] + seconds[middle]) / 2, rounds)
+        found[name] = (median(seconds[1:]), rounds)
     return found
 
 
@@ -117,14 +115,14 @@ def _layer(E, H, S, checkpoint=False):
     """Attention(E, H) with non-zero biases, so that every path adds them for real; the same
     parameters whether checkpoint is on or off."""
     layer = Attention(E, H, checkpoint=checkpoint, seed=S + E)
-    for name, param, _ in layer.collect_params():
+    for name, param, _ in layer.collect_params(False):
         if name[0] == "b":
             param[:] = _random(1, E, len(name) + S, 0.1)[0, :]
     return layer
 
 
 def _fwd_bwd(layer, x, S):
-    return lambda: layer.backward(layer.forward(x, S))
+    return lambda: layer.backward(layer.forward(x, S, training=True))
 
 
 def held_bytes(E, H, S, x, checkpoint=False):
@@ -133,7 +131,7 @@ def held_bytes(E, H, S, x, checkpoint=False):
     layer = Attention(E, H, checkpoint=checkpoint, seed=1)
     gc.collect()
     before = gc.mem_alloc()
-    layer.forward(x, S)
+    layer.forward(x, S, training=True)
     gc.collect()
     return gc.mem_alloc() - before
 

@@ -16,7 +16,7 @@ def fits(S, embed_dim=64, num_heads=4, checkpoint=False):
     try:
         layer = Attention(embed_dim, num_heads, checkpoint=checkpoint, seed=1)
         x = Rng(S).uniform_matrix(S, embed_dim, -1.0, 1.0)
-        layer.backward(layer.forward(x, S))
+        layer.backward(layer.forward(x, S, training=True))
         return True
     except MemoryError:
         return False

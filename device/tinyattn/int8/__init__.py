@@ -3,12 +3,12 @@
 Each function imports its module on first call, so `import tinyattn.int8` costs nothing more."""
 
 
-def quantize(model, calibration_x, seq_len=None, mask=None):
+def quantize(model, calibration_x, seq_len=None, batch_size=16, mask=None):
     """The int8 QSequential of a trained float model, scales from running calibration_x
-    (and its padding mask) (int8/convert.py)."""
+    batch_size samples at a time (and its padding mask) (int8/convert.py)."""
     from .convert import quantize
 
-    return quantize(model, calibration_x, seq_len, mask)
+    return quantize(model, calibration_x, seq_len, batch_size, mask)
 
 
 def load(path):

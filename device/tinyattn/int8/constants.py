@@ -1,7 +1,7 @@
 """The integer kernels' constants that the host's reference uses too: the softmax's exp tables
 and units, the LayerNorm kernel's fixed point and limits.
 
-Plain Python: tinyattn_host.reference.integer and integer_encoder load this very file
+Plain Python: tinyattn_host.reference.int8 and int8_encoder load this very file
 (tinyattn_host.device_modules); the kernels import it (kernels_attend.py keeps EXP_LIMIT as a const()
 for its viper loop, tests/host/test_kernel_fields.py holds the two equal).
 """

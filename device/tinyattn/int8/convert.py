@@ -1,7 +1,8 @@
 """Post-training int8 quantization: quantize(model, calibration_x) -> the int8 model.
 
-quantize runs the float model on the calibration set, takes max |.| of every layer's input
-and output (and of attention's Q, K, V), and builds the int8 layers of int8/layers.py and
+quantize runs the float model on the calibration set, batch_size samples at a time (so the
+heap of one batch is enough: the float model keeps nothing between them), takes max |.| of
+every layer's input and output (and of attention's Q, K, V) over all batches, and builds the int8 layers of int8/layers.py and
 int8/attention.py (int8/numbers.py has the formats), in a QSequential (int8/model.py).
 Not named quantize.py: importing a submodule sets the package's attribute of its name, which
 would hide the function tinyattn.int8.quantize.
@@ -15,9 +16,10 @@ from .model import QSequential, int8_class
 from .numbers import max_abs, scale_for
 
 
-def quantize(model, calibration_x, seq_len=None, mask=None):
-    """The int8 version of a trained float model, scales from running calibration_x (with
-    its padding mask (rows, S) for a model of variable-length sequences).
+def quantize(model, calibration_x, seq_len=None, batch_size=16, mask=None):
+    """The int8 version of a trained float model, scales from running calibration_x,
+    `batch_size` samples at a time (the same scales, bit for bit, as one pass), with its
+    padding mask (samples, S) for a model of variable-length sequences.
 
     model: a Sequential (Dense, Activation, Tokens, SelfAttention, GlobalAvgPool, and
     qencoder's LayerNorm, PositionalEmbedding, Gelu, TransformerEncoderLayer), a Dense, or an
@@ -32,7 +34,13 @@ def quantize(model, calibration_x, seq_len=None, mask=None):
         raise ValueError("quantize takes a Sequential, Dense or Attention, got %s"
                          % type(model).__name__)
     _check_calibration(layers, calibration_x, seq_len)
-    stats = _calibrate(layers, calibration_x, seq_len, mask)
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise ValueError("batch_size must be an int >= 1, got %r" % (batch_size,))
+    rows = _rows_a_sample(model, seq_len)
+    if mask is not None and getattr(mask, "shape", (None,))[0] != calibration_x.shape[0] // rows:
+        raise ValueError("mask must have one row a calibration sample (%d), got shape %r"
+                         % (calibration_x.shape[0] // rows, getattr(mask, "shape", None)))
+    stats = _calibrate(layers, calibration_x, seq_len, batch_size, rows, mask)
     _check_stats(layers, stats)
     quantized = []
     s_x = scale_for(stats[0]["in"])
@@ -92,18 +100,58 @@ def _check_stats(layers, stats):
 
 def _not_finite(stats):
     """The name of a NaN or infinite value in a dict of floats (and of such dicts), or None."""
+    from ..nn.checks import finite
+
     for name in stats:
         value = stats[name]
         if isinstance(value, dict):
             value = _not_finite(value)
             if value is not None:
                 return name + "." + value
-        elif value - value != 0:
+        elif not finite(value):
             return name
     return None
 
 
-def _calibrate(layers, x, seq_len, mask=None):
+def _rows_a_sample(model, seq_len):
+    """How many rows of calibration_x one sample is (its tokens, when the model takes them
+    as rows)."""
+    if isinstance(model, Sequential):
+        from ..nn.flow import follow
+
+        return follow(model.config())[1]
+    if isinstance(model, Attention):
+        return getattr(model, "seq_len", seq_len) or 1
+    return 1
+
+
+def _calibrate(layers, x, seq_len, batch_size, rows, mask):
+    """_calibrate_batch over batch_size samples (of `rows` rows each) at a time, the larger
+    of each max |.| kept."""
+    import gc
+
+    stats = None
+    step = batch_size * rows
+    for r0 in range(0, x.shape[0], step):
+        gc.collect()  # the last batch's arrays go before this one's are made
+        m = None if mask is None else mask[r0 // rows:(r0 + step) // rows, :].copy()
+        batch = _calibrate_batch(layers, x[r0:r0 + step, :].copy(), seq_len, m)
+        stats = batch if stats is None else _larger(stats, batch)
+        batch = m = None
+    return stats
+
+
+def _larger(a, b):
+    """Each max |.| of a replaced by b's where that is larger or NaN (lists of dicts, dicts
+    of floats and of dicts, floats)."""
+    if isinstance(a, list):
+        return [_larger(u, v) for u, v in zip(a, b)]
+    if isinstance(a, dict):
+        return dict((name, _larger(a[name], b[name])) for name in a)
+    return b if b > a or b != b else a
+
+
+def _calibrate_batch(layers, x, seq_len, mask=None):
     """max|.| of every layer's input and output (and Q, K, V of attention)."""
     stats = []
     for layer in layers:
@@ -115,6 +163,8 @@ def _calibrate(layers, x, seq_len, mask=None):
             st.update(extra)
             stats.append(st)
             continue
+        if isinstance(layer, Attention):
+            st.update(layer.calibration_stats(x))
         if isinstance(layer, Attention) and not isinstance(layer, SelfAttention):
             if seq_len is None:
                 raise ValueError("quantizing an Attention needs its seq_len")
@@ -123,8 +173,6 @@ def _calibrate(layers, x, seq_len, mask=None):
             x = layer.forward(x, False, mask)
         else:
             x = layer.forward(x)
-        if isinstance(layer, Attention):
-            st.update(layer.calibration_stats())
         st["out"] = max_abs(x)
         stats.append(st)
     return stats

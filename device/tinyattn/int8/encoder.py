@@ -41,7 +41,7 @@ def encoder_stats(layer, x, mask=None):
 
     def sa(z):
         a = layer.self_attn.forward(z, layer.seq_len, mask=mask, causal=layer.causal)
-        stats["attention"] = layer.self_attn.calibration_stats()
+        stats["attention"] = layer.self_attn.calibration_stats(z)
         return seen("a", a)
 
     def ff(z):
@@ -185,7 +185,7 @@ class QTransformerEncoderLayer:
 
     def intermediates(self):
         """{name: buffer} of the last run: "attention", "h0"/"n1", "h", "f1", "act" (GELU),
-        "f2", "y0"/"n2", "y" (names of reference.integer_encoder.encoder_layer)."""
+        "f2", "y0"/"n2", "y" (names of reference.int8_encoder.encoder_layer)."""
         p = self.parts
         first, second = self._bufs
         out = {"attention": p["self_attn"].out, "f1": p["linear1"].out,

@@ -4,7 +4,7 @@ check_spec. Every problem is a ValueError naming the layer and the field."""
 
 from ..link.wire import MAX_MESSAGE
 from ..nn.arguments import is_int, is_number
-from .fixedpoint import MULTIPLIER_RULE, valid_multiplier
+from .fixedpoint import ADD_RULE, MULTIPLIER_RULE, valid_add, valid_multiplier
 
 
 def check_layer_spec(where, spec, cls):
@@ -42,7 +42,7 @@ def _check_fields(where, spec, fields):
 _WANTED = {"dim": "an int in 1..%d" % MAX_MESSAGE, "scale": "a finite number > 0",
            "str": "a string", "dict": "an object", "list": "a list", "bool": "true or false",
            "count": "an int >= 1", "lo": "-128 or 0 (the output's lowest value)",
-           "add": "[ma, mb, s]: ints 0 <= ma, mb < 2^15, 0 <= s <= 30",
+           "add": ADD_RULE,
            "adds": "two [ma, mb, s] lists",
            "mult": MULTIPLIER_RULE}
 
@@ -59,8 +59,7 @@ def _valid(value, what):
     if what == "lo":
         return is_int(value) and value in (-128, 0)
     if what == "add":
-        return isinstance(value, list) and len(value) == 3 and all(is_int(v) for v in value) \
-            and 0 <= value[0] < 32768 and 0 <= value[1] < 32768 and 0 <= value[2] <= 30
+        return isinstance(value, list) and len(value) == 3 and valid_add(*value)
     if what == "adds":
         return isinstance(value, list) and len(value) == 2 and all(_valid(v, "add") for v in value)
     return isinstance(value, {"str": str, "dict": dict, "list": list, "bool": bool}[what])

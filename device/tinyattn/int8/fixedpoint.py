@@ -47,6 +47,18 @@ def valid_multiplier(m, s, p, cap):
         and cap < 2147483648
 
 
+ADD_RULE = "[ma, mb, s]: ints 0 <= ma, mb < 2^15, 0 <= s <= 30"
+"""What valid_add holds an add's multipliers to (what norm.add_multipliers makes), in words."""
+
+
+def valid_add(ma, mb, s):
+    """Whether (ma, mb, s) are ints the add kernel takes: ADD_RULE."""
+    for v in (ma, mb, s):
+        if not is_int(v):
+            return False
+    return 0 <= ma < 32768 and 0 <= mb < 32768 and 0 <= s <= 30
+
+
 def bias_room(depth):
     """The largest |bias| that leaves a dot product of `depth` int8 x offset-binary terms
     (each < 2^14 in magnitude) inside int32."""

@@ -2,7 +2,7 @@
 
 Same calling convention as kernels.py (read its docstring): a kernel takes (header, buffer),
 the header an array('i') made once, other buffers reached by their byte distance from it.
-The arithmetic is tinyattn_host.reference.integer_encoder's, bit for bit; every intermediate
+The arithmetic is tinyattn_host.reference.int8_encoder's, bit for bit; every intermediate
 fits int32 (its worst_case_bounds), so it is exact with 32-bit wrapping viper ints too; a
 bias loaded by ptr32 (zero-extended on a 64-bit port) is added, then the total sign-extended
 with EXT before it is compared or shifted.
@@ -18,6 +18,7 @@ import micropython
 from micropython import const
 
 from .constants import MAX_EPS, MAX_NORM_WIDTH as MAX_WIDTH, NORM_FRACTION as FRACTION
+from .fixedpoint import ADD_RULE, valid_add
 from .kernels import address_distance, need, need_int, new_header
 
 # the fields every header of kernels.py starts with
@@ -172,9 +173,9 @@ def add_header(cols, mults):
     """The header of y = a + b on rows of `cols` int8 values; mults (ma, mb, s)."""
     need_int("cols", cols, 1)
     ma, mb, s = mults
-    if not (0 <= ma < 32768 and 0 <= mb < 32768 and 0 <= s <= 30):
-        raise ValueError("add multipliers (ma=%r, mb=%r, s=%r) are outside 0 <= m < 2^15, "
-                         "0 <= s <= 30: use qnorm.add_multipliers" % (ma, mb, s))
+    if not valid_add(ma, mb, s):
+        raise ValueError("add multipliers (ma=%r, mb=%r, s=%r) must be %s: use "
+                         "int8.norm.add_multipliers" % (ma, mb, s, ADD_RULE))
     h = new_header(_ADD, None)
     h[_D_COLS], h[_M], h[_D_MB], h[_S] = cols, ma, mb, s
     return h

@@ -13,6 +13,7 @@ import time
 from .. import __version__
 from .framing import LinkError
 from .records import expect, field, integers, matrix, only, require_finite
+from .timing import median
 from .wire import (ATTENTION, BAD_VALUE, BENCH, BENCH_BUDGET_MS, CHUNK, FORWARD, FORWARD_INT8,
                    GET_WEIGHTS, HELLO, LOAD_MODEL, LOAD_QMODEL, MAX_HEAD, MAX_MESSAGE,
                    MAX_REPEAT, MAX_SCORES, MAX_SEQ_LEN, NO_MODEL, PROTOCOL, QUANTIZE, STATUS,
@@ -77,9 +78,10 @@ def attention(session, head, arrays):
         raise LinkError(BAD_VALUE, "x must be (B*S, E) = (B*%d, %d) with B*H*S*S at most "
                         "%d, got %r" % (S, E, MAX_SCORES, (rows, cols)))
     layer = Attention(E, H, use_bias=bias)
-    for name, param, _ in layer.collect_params():
+    for name, param, _ in layer.collect_params(False):
         param[:] = matrix(arrays, name, param.shape)
     x = matrix(arrays, "x")
+    layer.keep_weights = maps  # an inference forward keeps the weights only when asked
     start = time.ticks_us()
     y = layer.forward(x, S, causal=causal)
     took = time.ticks_diff(time.ticks_us(), start)
@@ -118,12 +120,15 @@ def forward(session, head, arrays):
     model = need_model(session)
     x = matrix(arrays, "x")
     attention = _attention_layer(model) if maps else None
+    if attention is not None:
+        attention.keep_weights = True  # an inference forward keeps them only when asked
     start = time.ticks_us()
     logits = model.forward(x, False, mask)
     took = time.ticks_diff(time.ticks_us(), start)
     out = [("logits", logits)]
     if attention is not None:
         out.append(("attention", attention.A_cache))
+        attention.keep_weights = False
     return {"us": took}, out
 
 
@@ -166,7 +171,7 @@ def get_weights(session, head, arrays):
     only(head, ())
     expect(arrays, ())
     model = need_model(session)
-    return {"config": model.config()}, [(name, p) for name, p, _ in model.collect_params()]
+    return {"config": model.config()}, [(name, p) for name, p, _ in model.collect_params(False)]
 
 
 def bench(session, head, arrays):
@@ -305,14 +310,13 @@ def _median_us(call, repeat):
         times.append(time.ticks_diff(time.ticks_us(), start))
         if time.ticks_diff(budget, time.ticks_ms()) < 0:
             break
-    times.sort()
-    return times[len(times) // 2]
+    return int(median(times))
 
 
 def _weights_finite(model):
     from ..nn.checks import all_finite
 
-    return all(all_finite(p) for _, p, _ in model.collect_params())
+    return all(all_finite(p) for _, p, _ in model.collect_params(False))
 
 
 def _ulab_version():

@@ -10,6 +10,7 @@ import json
 import struct
 
 from ..nn.arguments import is_int
+from ..nn.checks import finite
 from . import json_syntax
 from .framing import LinkError
 from .wire import BAD_PAYLOAD, BAD_VALUE, ITEMSIZE, MAX_HEAD, NOT_FINITE
@@ -161,7 +162,6 @@ def matrix(arrays, name, shape=None, out=None):
 
 def require_finite(arrays, name):
     """NOT_FINITE unless every number of the float32 array `name` is finite."""
-    from ..nn.checks import finite
 
     data = _array(arrays, name, "f")[2]
     for start in range(0, len(data), 1024):  # a KB at a time: no copy of the whole
@@ -203,7 +203,7 @@ def field(head, name, kind, default=REQUIRED, low=None, high=None):
         ok = is_int(value) and (low is None or value >= low) and (high is None or value <= high)
         wanted = "an int >= %d" % low if high is None else "an int in %d..%d" % (low, high)
     elif kind == "number":
-        ok = (is_int(value) or isinstance(value, float)) and value - value == 0
+        ok = (is_int(value) or isinstance(value, float)) and finite(value)
         wanted = "a finite number"
     elif kind == "bool":
         ok, wanted = isinstance(value, bool), "true or false"

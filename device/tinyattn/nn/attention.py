@@ -24,8 +24,13 @@ class Attention(Layer):
     self-attention, = kv for `kv=`, or separate (`key=`, `value=`, PyTorch's query, key, value).
     Weights are Xavier-uniform from `seed`, biases zero. `dropout` drops attention weights
     (inverted dropout) when `forward(..., training=True)`; `checkpoint=True` keeps no
-    attention weights between forward and backward and recomputes them.
+    attention weights between forward and backward and recomputes them. An inference
+    forward (training=False) keeps nothing, unless `keep_weights` is set: then it keeps the
+    attention weights (A_cache, attention_map) only.
     """
+
+    PARAMS = ("Wq", "Wk", "Wv", "Wo", "bq", "bk", "bv", "bo")
+    keep_weights = False
 
     def __init__(self, embed_dim, num_heads, use_bias=True, dropout=0.0, checkpoint=False,
                  seed=None):
@@ -54,9 +59,8 @@ class Attention(Layer):
             rng.uniform_matrix(E, E, -bound, bound) for _ in range(4)]
         self.bq, self.bk, self.bv, self.bo = [
             np.zeros(E) if use_bias else None for _ in range(4)]
-        self.dWq, self.dWk, self.dWv, self.dWo = [np.zeros((E, E)) for _ in range(4)]
-        self.dbq, self.dbk, self.dbv, self.dbo = [
-            np.zeros(E) if use_bias else None for _ in range(4)]
+        self.dWq = self.dWk = self.dWv = self.dWo = None  # made on first need (layer.py)
+        self.dbq = self.dbk = self.dbv = self.dbo = None
         self.clear_caches()
 
     def clear_caches(self):
@@ -68,15 +72,6 @@ class Attention(Layer):
         self._dropout_state = None
 
     # ---- parameters --------------------------------------------------------------------
-    def collect_params(self):
-        """The (name, param, grad) groups an optimizer updates."""
-        groups = []
-        for name in ("Wq", "Wk", "Wv", "Wo", "bq", "bk", "bv", "bo"):
-            param = getattr(self, name)
-            if param is not None:
-                groups.append((name, param, getattr(self, "d" + name)))
-        return groups
-
     def num_params(self):
         """4E^2 + 4E parameters (4E^2 without bias)."""
         E = self.embed_dim
@@ -96,9 +91,9 @@ class Attention(Layer):
     # ---- forward -----------------------------------------------------------------------
     def forward(self, x, seq_len, mask=None, causal=False, kv=None, kv_len=None,
                 training=False, key=None, value=None):
-        key_in, value_in = key, value
         """Attention over x (B*S, E): returns (B*S, E). See the class docstring. key and
         value (B*S_kv, E) each (value defaults to key); kv= is key = value = kv."""
+        key_in, value_in = key, value
         E, H = self.embed_dim, self.num_heads
         if not isinstance(causal, bool):
             raise ValueError("causal must be True or False, got %r" % (causal,))
@@ -125,7 +120,8 @@ class Attention(Layer):
         K = _project(key, self.Wk, self.bk)
         V = _project(value, self.Wv, self.bv)
         ctx = np.zeros((B * S, E))
-        A_cache = None if self.checkpoint else np.zeros((B * H * S, S_kv))
+        A_cache = np.zeros((B * H * S, S_kv)) \
+            if (not self.checkpoint if training else self.keep_weights) else None
         dropping = training and self.dropout > 0.0
         rng = self._dropout_rng
         self._dropout_state = rng.state() if dropping else None
@@ -141,10 +137,15 @@ class Attention(Layer):
             part += np.dot(A, V[k0:k1, c0:c1])  # ctx is zero there: the product itself
             A = None  # before the next block's weights are made
 
-        self.x_cache, self.kv_cache, self.value_cache = x, key, value
-        self.Q_cache, self.K_cache, self.V_cache = Q, K, V
-        self.A_cache, self.ctx_cache = A_cache, ctx
-        self._layout = (B, S, S_kv, mask, causal_keep, roles)
+        if training:
+            self.x_cache, self.kv_cache, self.value_cache = x, key, value
+            self.Q_cache, self.K_cache, self.V_cache = Q, K, V
+            self.ctx_cache = ctx
+            self._layout = (B, S, S_kv, mask, causal_keep, roles)
+        else:
+            self.clear_caches()
+        self.A_cache = A_cache
+        Q = K = V = None
         return _project(ctx, self.Wo, self.bo)
 
     def _blocks(self, B, S, S_kv, mask, causal_keep):
@@ -194,12 +195,17 @@ class Attention(Layer):
             part += self._keep_block(rng, S, S_kv)
         return mask
 
-    def calibration_stats(self):
-        """max |Q|, |K|, |V| of the last forward (what int8 quantization scales from)."""
-        if self.Q_cache is None:
-            raise ValueError("calibration_stats() needs a forward() first")
-        return dict((name, float(np.max(np.maximum(a, -a)))) for name, a in
-                    (("q", self.Q_cache), ("k", self.K_cache), ("v", self.V_cache)))
+    def calibration_stats(self, x, kv=None):
+        """max |Q|, |K|, |V| of x (and kv) as forward computes them (what int8 quantization
+        scales from), one projection at a time."""
+        source = x if kv is None else kv
+        stats = {}
+        for name, inputs, W, b in (("q", x, self.Wq, self.bq), ("k", source, self.Wk, self.bk),
+                                   ("v", source, self.Wv, self.bv)):
+            a = _project(inputs, W, b)
+            stats[name] = float(np.max(np.maximum(a, -a)))
+            a = None
+        return stats
 
     # ---- backward ----------------------------------------------------------------------
     def backward(self, grad_out):
@@ -211,7 +217,7 @@ class Attention(Layer):
         the inputs' gradients over them, a block at a time, and the layer lets them go.
         """
         if self.Q_cache is None:
-            raise ValueError("backward() called before forward()")
+            raise ValueError("backward() called before forward(x, training=True)")
         B, S, S_kv, mask, causal_keep, roles = self._layout
         E = self.embed_dim
         shape = getattr(grad_out, "shape", None)
@@ -221,6 +227,7 @@ class Attention(Layer):
         x, key, value = self.x_cache, self.kv_cache, self.value_cache
         A_cache, ctx = self.A_cache, self.ctx_cache
         Q, K, V = self.Q_cache, self.K_cache, self.V_cache
+        self.collect_params()  # the gradient buffers, made the first time
         self.x_cache = self.kv_cache = self.value_cache = None
         self.Q_cache = self.K_cache = self.V_cache = None
         self.A_cache = self.ctx_cache = None

@@ -75,14 +75,15 @@ class TransformerEncoderLayer(Layer):
             return _drop(self.dropout1, a, training)
 
         if self.norm_first:
-            h = x + sa(self.norm1.forward(x))
-            return h + self._ff(self.norm2.forward(h), training)
-        h = self.norm1.forward(x + sa(x))
-        return self.norm2.forward(h + self._ff(h, training))
+            h = x + sa(self.norm1.forward(x, training))
+            return h + self._ff(self.norm2.forward(h, training), training)
+        h = self.norm1.forward(x + sa(x), training)
+        return self.norm2.forward(h + self._ff(h, training), training)
 
     def _ff(self, z, training):
-        f = _drop(self.dropout, self.activation.forward(self.linear1.forward(z)), training)
-        return _drop(self.dropout2, self.linear2.forward(f), training)
+        z = self.activation.forward(self.linear1.forward(z, training), training)
+        f = _drop(self.dropout, z, training)
+        return _drop(self.dropout2, self.linear2.forward(f, training), training)
 
     def _ff_back(self, g):
         g = _undrop(self.dropout, self.linear2.backward(_undrop(self.dropout2, g)))
@@ -110,13 +111,15 @@ class TransformerEncoderLayer(Layer):
             layer.clear_caches()
         self.activation.clear_caches()
 
-    def collect_params(self):
-        """(name, param, grad) of every part, named "<part>.<name>", e.g. "linear1.W"."""
+    def collect_params(self, grads=True):
+        """(name, param, grad) of every part, named "<part>.<name>", e.g. "linear1.W"
+        (grads: see layer.Layer.collect_params)."""
         groups = []
         for part, layer in self._parts:
-            for name, param, grad in layer.collect_params():
+            for name, param, grad in layer.collect_params(grads):
                 groups.append((part + "." + name, param, grad))
         return groups
+
 
 def _drop(dropout, x, training):
     return x if dropout is None else dropout.forward(x, training)

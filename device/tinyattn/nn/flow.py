@@ -5,43 +5,36 @@ PyTorch description with it before it writes anything). A sample is `tokens` row
 `features` each: Tokens(S) splits each row into S, GlobalAvgPool(S) joins S rows into one.
 The input is one row a sample, unless a layer that works on sequences (attention, positional,
 pooling) comes before any Tokens: then the input rows are those sequences' tokens. The first
-error is a ValueError naming the layer and both numbers. The entries' own arguments are
-checked by params.py, not here.
+error is a ValueError naming the layer and both numbers; an entry whose own arguments are not
+valid is one naming the argument (spec.arguments).
 """
 
-
-def _arg(spec, index, default=None):
-    return spec[index] if len(spec) > index else default
+from .spec import ARGS, FLOW, arguments, kind_of
 
 
 def follow(config):
     """(input width, input rows a sample, (tokens, features) of the output) of a model
     config; input width None when no layer fixes it. ValueError at the first layer whose
-    sizes disagree with what the layers before it give."""
+    sizes disagree with what the layers before it give. Each kind's FLOW declaration (spec.py)
+    says what it does to the shapes."""
     state = {"tokens": None, "features": None, "split": 1, "width": None, "rows": 1}
     for i, spec in enumerate(config):
-        kind = spec[0]
-        where = "layer %d (%s)" % (i, kind)
-        if kind == "Tokens":
-            _split(state, spec[1], where)
-        elif kind == "Dense":
-            _features(state, spec[1], where, "in_features")
-            state["features"] = spec[2]
-        elif kind == "LayerNorm":
-            _features(state, spec[1], where, "normalized_shape")
-        elif kind == "PositionalEmbedding":
-            _tokens(state, spec[1], where, "seq_len")
-            _features(state, spec[2], where, "embed_dim")
-        elif kind == "SelfAttention":
-            _features(state, spec[1], where, "embed_dim")
-            _tokens(state, spec[3], where, "seq_len")
-        elif kind == "TransformerEncoderLayer":
-            _features(state, spec[1], where, "d_model")
-            if _arg(spec, 8) is not None:
-                _tokens(state, spec[8], where, "seq_len")
-        elif kind == "GlobalAvgPool":
-            _tokens(state, spec[1], where, "seq_len")
-            state["tokens"] = 1
+        kind = kind_of(spec[0])
+        values = arguments(kind, spec[1:])
+        where = "layer %d (%s)" % (i, spec[0])
+        for step, index in kind[FLOW]:
+            value, name = values[index], kind[ARGS][3 * index]
+            if step == "features":
+                _features(state, value, where, name)
+            elif step == "out":
+                state["features"] = value
+            elif step == "tokens":
+                if value is not None:
+                    _tokens(state, value, where, name)
+            elif step == "split":
+                _split(state, value, where)
+            else:  # "pool"
+                state["tokens"] = 1
     return state["width"], state["rows"], (state["tokens"] or 1, state["features"])
 
 

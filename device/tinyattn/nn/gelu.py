@@ -43,14 +43,15 @@ class Gelu(Layer):
         """gelu of every element of x (any 2-D shape)."""
         require_2d("x", x)
         cdf = normal_cdf(x)
-        self.x_cache, self.cdf_cache = x, cdf
+        if training:  # backward needs both
+            self.x_cache, self.cdf_cache = x, cdf
         return x * cdf
 
     def backward(self, grad_out):
         """grad_out (Phi(x) + x phi(x)), phi(x) = exp(-x^2 / 2) / sqrt(2 pi)."""
         x = self.x_cache
         if x is None:
-            raise ValueError("backward() called before forward()")
+            raise ValueError("backward() called before forward(x, training=True)")
         shape = getattr(grad_out, "shape", None)
         if shape != x.shape:
             raise ValueError("grad_out must have shape %r, got %r" % (x.shape, shape))

@@ -3,7 +3,13 @@
 Every layer has `forward(x, training=False)` and `backward(grad_out)` (the gradient of its
 input; gradients of parameters accumulate, +=), `collect_params()` -> [(name, param, grad)],
 `zero_grad()`, `config()` -> [kind, *constructor arguments] and `clear_caches()`, which drops
-what forward kept for backward. `Layer` gives the defaults of a layer without parameters.
+what forward kept for backward. `Layer` gives the defaults, and the memory rule of every kind:
+
+- `forward(x, training=False)` keeps nothing: only `training=True` keeps what backward needs.
+- Gradient buffers are made on first need: by backward, zero_grad or collect_params() (which
+  an optimizer takes). A model that is only run (loaded, then forward) has none, so it holds
+  its weights only. `collect_params(grads=False)` names the parameters without making them.
+
 The kinds, their arguments and parameters are declared in spec.py (imported on first use, so
 `import tinyattn` does not pay for it).
 """
@@ -11,6 +17,9 @@ The kinds, their arguments and parameters are declared in spec.py (imported on f
 
 class Layer:
     """Defaults: no parameters, nothing cached; config() from the checked arguments."""
+
+    PARAMS = ()  # the names of its parameter attributes (None for an absent bias); "d" + name
+    # is the attribute of each one's gradient
 
     def arguments(self, args, named=None):
         """The constructor's arguments checked by its kind's declaration (spec.KINDS, by the
@@ -24,9 +33,22 @@ class Layer:
         """[kind, *arguments]: the config entry that builds this layer again."""
         return [type(self).__name__] + list(self.args)
 
-    def collect_params(self):
-        """The (name, param, grad) groups an optimizer updates."""
-        return []
+    def collect_params(self, grads=True):
+        """The (name, param, grad) groups an optimizer updates, in PARAMS order; the gradient
+        buffers (zeros) are made now if they are not yet. grads=False: none is made, and grad
+        is None where there is none yet."""
+        groups = []
+        for name in self.PARAMS:
+            param = getattr(self, name)
+            if param is not None:
+                grad = getattr(self, "d" + name, None)
+                if grad is None and grads:
+                    from ulab import numpy as np
+
+                    grad = np.zeros(param.shape)
+                    setattr(self, "d" + name, grad)
+                groups.append((name, param, grad))
+        return groups
 
     def zero_grad(self):
         """Set every gradient to zero."""

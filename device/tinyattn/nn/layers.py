@@ -25,6 +25,8 @@ class Dense(Layer):
     from `seed`; b starts at zero.
     """
 
+    PARAMS = ("W", "b")
+
     def __init__(self, *args, seed=None, **named):
         in_features, out_features, use_bias = self.arguments(args, named)
         self.in_features = in_features
@@ -34,14 +36,13 @@ class Dense(Layer):
         bound = math.sqrt(6.0 / (in_features + out_features))
         self.W = rng.uniform_matrix(out_features, in_features, -bound, bound)
         self.b = np.zeros(out_features) if use_bias else None
-        self.dW = np.zeros((out_features, in_features))
-        self.db = np.zeros(out_features) if use_bias else None
+        self.dW = self.db = None  # made on first need (layer.py)
         self.x_cache = None
 
     def forward(self, x, training=False):
-        """x (B, in_features) to (B, out_features)."""
+        """x (B, in_features) to (B, out_features); training=True keeps x for backward."""
         require_2d("x", x, self.in_features)
-        self.x_cache = x
+        self.x_cache = x if training else None
         y = np.dot(x, self.W.transpose())
         if self.b is not None:
             y += self.b
@@ -51,17 +52,11 @@ class Dense(Layer):
         """dW += grad_out^T x, db += column sums of grad_out; returns dx = grad_out W."""
         x = _cached(self.x_cache)
         _require_shape("grad_out", grad_out, (x.shape[0], self.out_features))
+        self.collect_params()  # the gradient buffers, made the first time
         add_product(self.dW, grad_out, x)
         if self.db is not None:
             self.db += np.sum(grad_out, axis=0)
         return np.dot(grad_out, self.W)
-
-    def collect_params(self):
-        """The (name, param, grad) groups an optimizer updates: W, then b."""
-        groups = [("W", self.W, self.dW)]
-        if self.b is not None:
-            groups.append(("b", self.b, self.db))
-        return groups
 
     def clear_caches(self):
         """Drop the input kept for backward."""
@@ -94,7 +89,12 @@ class Activation(Layer):
         else:
             y = (np.tanh(x * 0.5) + 1.0) * 0.5
         # relu, tanh and sigmoid need only y for their slope, gelu only x: keep one
-        self.x_cache, self.y_cache = (x, None) if kind == "gelu_tanh" else (None, y)
+        if not training:
+            self.x_cache = self.y_cache = None
+        elif kind == "gelu_tanh":
+            self.x_cache, self.y_cache = x, None
+        else:
+            self.x_cache, self.y_cache = None, y
         return y
 
     def backward(self, grad_out):
@@ -132,7 +132,7 @@ class Tokens(Layer):
         if cols % self.seq_len:
             raise ValueError("x has %d columns, not a multiple of seq_len %d"
                              % (cols, self.seq_len))
-        self._batch = rows
+        self._batch = rows if training else None
         return x.reshape((rows * self.seq_len, cols // self.seq_len))
 
     def backward(self, grad_out):
@@ -172,7 +172,8 @@ class SelfAttention(Attention):
     def attention_map(self, index=0):
         """The (H*S, S) attention weights of sequence `index` in the last forward."""
         if self.A_cache is None:
-            raise ValueError("no attention weights: call forward() first")
+            raise ValueError("no attention weights: set keep_weights = True (or train), "
+                             "then call forward()")
         block = self.num_heads * self.seq_len
         if not 0 <= index < self.A_cache.shape[0] // block:
             raise ValueError("sequence index %r is outside the last batch" % (index,))
@@ -194,13 +195,14 @@ class GlobalAvgPool(Layer):
         rows, E = require_2d("x", x)
         S = self.seq_len
         B = require_rows("x", rows, S)
-        self._shape = (B, E)
+        self._shape = (B, E) if training else None
         self._share = None
         flat = x.reshape((B, S * E))  # row b holds the S tokens of sequence b
         if mask is not None:
             from .pooling_masks import masked_mean
 
-            y, self._share = masked_mean(flat, mask, B, S, E)
+            y, share = masked_mean(flat, mask, B, S, E)
+            self._share = share if training else None
             return y
         y = np.zeros((B, E))
         for s in range(S):
@@ -228,7 +230,7 @@ class GlobalAvgPool(Layer):
 
 def _cached(value):
     if value is None:
-        raise ValueError("backward() called before forward()")
+        raise ValueError("backward() called before forward(x, training=True)")
     return value
 
 

@@ -13,6 +13,8 @@ class LayerNorm(Layer):
     gamma starts at 1, beta at 0, both (E,), as in PyTorch's nn.LayerNorm(E, eps).
     """
 
+    PARAMS = ("gamma", "beta")
+
     def __init__(self, *args, **named):
         normalized_shape, eps = self.arguments(args, named)
         E = normalized_shape
@@ -20,8 +22,7 @@ class LayerNorm(Layer):
         self.eps = eps
         self.gamma = np.zeros(E) + 1.0
         self.beta = np.zeros(E)
-        self.dgamma = np.zeros(E)
-        self.dbeta = np.zeros(E)
+        self.dgamma = self.dbeta = None  # made on first need (layer.py)
         self.xhat_cache = self.inv_cache = None
 
     def forward(self, x, training=False):
@@ -32,7 +33,8 @@ class LayerNorm(Layer):
         var = np.sum(centred * centred, axis=1).reshape((rows, 1)) * (1.0 / E)
         inv = 1.0 / np.sqrt(var + self.eps)
         xhat = centred * inv
-        self.xhat_cache, self.inv_cache = xhat, inv
+        if training:  # backward needs both
+            self.xhat_cache, self.inv_cache = xhat, inv
         return xhat * self.gamma + self.beta
 
     def backward(self, grad_out):
@@ -40,21 +42,18 @@ class LayerNorm(Layer):
         inv * (d - mean(d) - xhat * mean(d xhat)) with d = grad_out * gamma, means per row."""
         xhat, inv = self.xhat_cache, self.inv_cache
         if xhat is None:
-            raise ValueError("backward() called before forward()")
+            raise ValueError("backward() called before forward(x, training=True)")
         rows, E = xhat.shape
         shape = getattr(grad_out, "shape", None)
         if shape != (rows, E):
             raise ValueError("grad_out must have shape %r, got %r" % ((rows, E), shape))
+        self.collect_params()  # the gradient buffers, made the first time
         self.dgamma += np.sum(grad_out * xhat, axis=0)
         self.dbeta += np.sum(grad_out, axis=0)
         d = grad_out * self.gamma
         d_mean = np.sum(d, axis=1).reshape((rows, 1)) * (1.0 / E)
         dx_mean = np.sum(d * xhat, axis=1).reshape((rows, 1)) * (1.0 / E)
         return (d - d_mean - xhat * dx_mean) * inv
-
-    def collect_params(self):
-        """The (name, param, grad) groups an optimizer updates: gamma, then beta."""
-        return [("gamma", self.gamma, self.dgamma), ("beta", self.beta, self.dbeta)]
 
     def clear_caches(self):
         """Drop what the last forward kept for backward."""

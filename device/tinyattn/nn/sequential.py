@@ -36,11 +36,12 @@ class Sequential(Layer):
             grad_out = layer.backward(grad_out)
         return grad_out
 
-    def collect_params(self):
-        """(name, param, grad) of every layer, named "<layer index>.<name>", e.g. "0.W"."""
+    def collect_params(self, grads=True):
+        """(name, param, grad) of every layer, named "<layer index>.<name>", e.g. "0.W"
+        (grads: see layer.Layer.collect_params)."""
         groups = []
         for i, layer in enumerate(self.layers):
-            for name, param, grad in layer.collect_params():
+            for name, param, grad in layer.collect_params(grads):
                 groups.append(("%d.%s" % (i, name), param, grad))
         return groups
 
@@ -51,16 +52,18 @@ class Sequential(Layer):
 
     def num_params(self):
         """How many numbers the parameters hold."""
-        return sum(p.size for _, p, _ in self.collect_params())
+        return sum(p.size for _, p, _ in self.collect_params(False))
 
     def config(self):
         """The list of the layers' configs."""
         return [layer.config() for layer in self.layers]
 
     @staticmethod
-    def from_config(config, seed=None):
+    def from_config(config, seed=None, fill=None):
         """A Sequential built from `config()` output (fresh weights from `seed`); ValueError
-        naming the config entry that is not a valid one."""
+        naming the config entry that is not a valid one. fill(name, param), when given, is
+        called for each parameter of a layer as soon as that layer is made (names as
+        collect_params gives them), so a loader can free each array it copied in."""
         if not isinstance(config, (list, tuple)) or not config:
             raise ValueError("config must be a non-empty list of layer entries, got %r"
                              % (config,))
@@ -72,5 +75,7 @@ class Sequential(Layer):
                 layers.append(build(spec, rng))
             except (TypeError, ValueError) as err:
                 raise ValueError("config entry %d: %r: %s" % (i, spec, err))
+            for name, param, _ in layers[-1].collect_params(False) if fill else ():
+                fill("%d.%s" % (i, name), param)
         return Sequential(layers)
 

@@ -5,7 +5,7 @@ Plain Python (no ulab, no micropython). One declaration serves everything: a lay
 constructor checks its arguments with it (Layer.arguments) and its config() repeats them, store
 and the link check a config entry with it before anything is allocated, layer.build finds the
 class, the int8 path its int8 class, tinyattn.X the public name; the host loads this very file
-(tinyattn_host.device_modules.device_module("nn/spec")). docs/layers.md adds a kind step by step.
+(tinyattn_host.device_modules.device_module("nn/spec")). docs/layer-kinds.md adds a kind step by step.
 """
 
 from .arguments import choice, dim, flag, fraction, heads_divide, optional_dim, positive
@@ -17,7 +17,7 @@ KINDS = {}
 """Every layer kind a config may name -> its declaration (declare fills it)."""
 
 
-NAME, MODULE, ARGS, PARAMS, CHECK, SEEDED, INT8, TAKES_MASK = range(8)
+NAME, MODULE, ARGS, PARAMS, CHECK, SEEDED, INT8, FLOW, TAKES_MASK = range(9)
 """The fields of a declaration, a tuple (a tuple takes less heap than an object):
 NAME: its class's name, the first item of its config entries; MODULE: the module that defines
 the class (".layers": tinyattn.nn.layers); ARGS: name, check, default of each constructor
@@ -26,15 +26,19 @@ PARAMS(*args) -> [(name, shape)] of its
 parameters, or None; CHECK(*args): what the arguments' own checks cannot say, or None;
 SEEDED: the constructor takes seed=; INT8: "module.Class" of its int8 form (".layers.QDense":
 in tinyattn.int8; FIELDS its
-schema, int8/layers.py the contract), or None; TAKES_MASK: its forward(x, training, mask)
-takes a padding mask (B, S) of 0/1 (takes_mask(layer)). Modules are imported on first use, so a model
-pays the heap of the kinds it uses only."""
+schema, int8/layers.py the contract), or None; FLOW: what the layer does to the shapes of the
+rows it gets, (step, argument index) pairs that flow.py follows ("features": its input rows
+have that many features; "out": its output rows have that many; "tokens": it works on
+sequences of that many tokens, an argument None says nothing; "split": Tokens; "pool": a
+sequence becomes one row); TAKES_MASK: its forward(x, training, mask) takes a padding mask
+(B, S) of 0/1 (takes_mask(layer)). Modules are imported on first use, so a model pays the heap
+of the kinds it uses only."""
 
 
-def declare(name, module, args=(), params=None, check=None, seeded=False, int8=None,
+def declare(name, module, args=(), params=None, check=None, seeded=False, int8=None, flow=(),
             takes_mask=False):
     """Declare a layer kind (the fields above) and register it in KINDS; returns it."""
-    KINDS[name] = kind = (name, module, args, params, check, seeded, int8, takes_mask)
+    KINDS[name] = kind = (name, module, args, params, check, seeded, int8, flow, takes_mask)
     return kind
 
 
@@ -145,21 +149,24 @@ EPS = 1e-5  # LayerNorm's default eps, as PyTorch's
 
 declare("Dense", ".layers",
         ("in_features", dim, REQUIRED, "out_features", dim, REQUIRED, "use_bias", flag, True),
-        _dense, seeded=True, int8=".layers.QDense")
+        _dense, seeded=True, int8=".layers.QDense", flow=(("features", 0), ("out", 1)))
 declare("Activation", ".layers", ("kind", _activation_kind, REQUIRED),
         int8=".layers.QActivation")
-declare("Tokens", ".layers", ("seq_len", dim, REQUIRED), int8=".layers.QTokens")
+declare("Tokens", ".layers", ("seq_len", dim, REQUIRED), int8=".layers.QTokens",
+        flow=(("split", 0),))
 declare("SelfAttention", ".layers",
         ("embed_dim", dim, REQUIRED, "num_heads", dim, REQUIRED, "seq_len", dim, REQUIRED,
          "use_bias", flag, True, "dropout", fraction, 0.0, "checkpoint", flag, False),
-        _attention, heads_divide, seeded=True, int8=".attention.QAttention", takes_mask=True)
+        _attention, heads_divide, seeded=True, int8=".attention.QAttention",
+        flow=(("features", 0), ("tokens", 2)), takes_mask=True)
 declare("GlobalAvgPool", ".layers", ("seq_len", dim, REQUIRED), int8=".layers.QGlobalAvgPool",
-        takes_mask=True)
+        flow=(("tokens", 0), ("pool", 0)), takes_mask=True)
 declare("LayerNorm", ".norm", ("normalized_shape", dim, REQUIRED, "eps", positive, EPS),
-        _norm, int8=".norm.QLayerNorm")
+        _norm, int8=".norm.QLayerNorm", flow=(("features", 0),))
 declare("PositionalEmbedding", ".positional",
         ("seq_len", dim, REQUIRED, "embed_dim", dim, REQUIRED),
-        lambda S, E: [("P", (S, E))], seeded=True, int8=".norm.QPositional")
+        lambda S, E: [("P", (S, E))], seeded=True, int8=".norm.QPositional",
+        flow=(("tokens", 0), ("features", 1)))
 declare("Gelu", ".gelu", int8=".layers.QActivation")
 declare("TransformerEncoderLayer", ".encoder",
         ("d_model", dim, REQUIRED, "nhead", dim, REQUIRED, "dim_feedforward", dim, REQUIRED,
@@ -167,4 +174,4 @@ declare("TransformerEncoderLayer", ".encoder",
          "norm_first", flag, False, "layer_norm_eps", positive, EPS,
          "seq_len", optional_dim, None, "causal", flag, False),
         _encoder, heads_divide, seeded=True, int8=".encoder.QTransformerEncoderLayer",
-        takes_mask=True)
+        flow=(("features", 0), ("tokens", 7)), takes_mask=True)

@@ -1,4 +1,4 @@
-"""The bench results (tinyattn_host.bench) as markdown tables, a section of
+"""The bench results (bench.py) as markdown tables, a section of
 docs/performance.md per interpreter, and a plot."""
 
 import math
@@ -9,9 +9,9 @@ KB = 1024.0
 INTRO = """\
 # Performance
 
-Written by `make bench` (`python -m tinyattn_host bench`): one section per interpreter or
-board, replaced when `make bench` runs there again; the section on the emulated chip by
-`make emulate` (and `make bench`). Do not edit by hand.
+Written by `make bench` (`.venv/bin/python -m tinyattn_host bench`): one section per
+interpreter or board, replaced when `make bench` runs there again; the section on the emulated
+chip by `make emulate` (and `make bench`). Do not edit by hand.
 
 How it measures (the device side is the `tinyattn.bench` mip package; the host renders):
 

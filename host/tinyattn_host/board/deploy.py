@@ -2,7 +2,8 @@
 
     .venv/bin/python -m tinyattn_host deploy [--port /dev/ttyACM0|auto|virtual] [--flash DIR] [--py]
 
-Without --port: the one board attached, else a virtual board on DIR (board/ports.py); the command is board.py's deploy_command.
+Without --port: the one board attached, else a virtual board on DIR (board/ports.py); the
+command is board.py's deploy_command.
 
 The device says which .mpy files it loads (`sys.implementation._mpy`: the low byte is the .mpy
 version, bits 8-9 its sub-version, bits 10 and up the native architecture). The package is

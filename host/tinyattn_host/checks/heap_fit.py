@@ -29,7 +29,10 @@ def rows_that_fit(free, config, asked, work):
     """The rows (1 to `asked`) of a `work` request ("forward", "quantize" or "train") on
     the model of `config` that fit in `free` bytes of heap (the board's, model loaded)."""
     per_row = row_bytes(tuple(map(tuple, config)), work)
-    return max(1, min(asked, int((free - RESERVE - FIXED[work]) // per_row)))
+    fixed = FIXED[work]
+    if work == "train":  # the first TRAIN_STEP makes the gradients, as large as the parameters
+        fixed += 4 * parameter_count(config)
+    return max(1, min(asked, int((free - RESERVE - fixed) // per_row)))
 
 
 def model_fits(free, config):

@@ -20,8 +20,7 @@ from ..board.board import Board, DeviceReset
 from ..board.ports import choose
 from ..errors import UsageError
 from .progress import Progress
-from ..reference import integer
-from ..reference.sequential import sequential_forward
+from ..reference.sequential import int8_forward, int8_layers, sequential_forward
 from ..reference.training import SGD, Adam, accuracy, train, train_step
 from ..device_modules import device_module
 from ..interop.statedict import param_shapes
@@ -132,7 +131,7 @@ def _float32(params):
 
 def reference_qlayers(head, arrays):
     """The integer reference's layer dicts from a QUANTIZE reply (specs and buffers)."""
-    return integer.layers_from_specs(head["layers"], arrays)
+    return int8_layers(head["layers"], arrays)
 
 
 # ---- the check ---------------------------------------------------------------------------
@@ -254,7 +253,7 @@ class Check:
             xq = quantize_input(xb, s_in)
             ihead, iout = self.request(protocol.FORWARD_INT8, {}, {"x": xq}, reload=load)
             yq = iout["y"].reshape(ihead["rows"], ihead["cols"])
-            yq_ref = integer.sequential(xq, qlayers)[-1]
+            yq_ref = int8_forward(xq, qlayers)[-1]
             tolerance = FLOAT_TOLERANCE * max(1.0, np.abs(want).max())
             result = BatchResult(
                 model=name, batch=index, rows=len(xb),

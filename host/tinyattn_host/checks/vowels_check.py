@@ -12,8 +12,7 @@ reference's full causal forward of the frames so far.
 import numpy as np
 
 from .. import protocol
-from ..reference import integer_encoder
-from ..reference.sequential import sequential_forward
+from ..reference.sequential import int8_forward, int8_layers, sequential_forward
 from ..sequences import padding_mask
 from ..vowels import DEVICE, VOWELS_CONFIG, load_vowels, train_host
 from .digits_check import relative_error
@@ -57,7 +56,7 @@ def check_vowels(check, rows=None):
         return check.board.link.request(protocol.QUANTIZE, {}, calib, timeout=QUANTIZE_TIMEOUT)
 
     qhead, qarrays = load()
-    qlayers = integer_encoder.layers_from_specs(qhead["layers"], qarrays)
+    qlayers = int8_layers(qhead["layers"], qarrays)
     want, _ = sequential_forward(config, params, X, mask)
     out("%-8s %5s %4s %12s %7s %11s %9s %9s"
         % ("model", "batch", "rows", "float rel", "agree", "int8 exact", "float us", "int8 us"))
@@ -71,7 +70,7 @@ def check_vowels(check, rows=None):
         ihead, iout = check.request(protocol.FORWARD_INT8, {}, {"x": xq, "mask": mb},
                                     reload=load)
         yq = iout["y"].reshape(ihead["rows"], ihead["cols"])
-        yq_ref = integer_encoder.sequential(xq.astype(np.int64), qlayers, mb)[-1]
+        yq_ref = int8_forward(xq.astype(np.int64), qlayers, mb)[-1]
         batch = {"batch": index, "rows": len(xb), "rel_err": relative_error(logits, ref),
                  "agree": int(np.sum(logits.argmax(1) == ref.argmax(1))),
                  "int8_exact": int(np.sum(np.all(yq == yq_ref, axis=1))),

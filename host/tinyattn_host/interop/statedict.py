@@ -32,11 +32,10 @@ import numpy as np
 from .. import modelfile
 from ..device_modules import device_module
 from ..errors import InputError
+from ..reference import kinds, sequential  # noqa: F401  (sequential: every kind declared)
 from .arrayfiles import read_json, read_state_dict
 
-SEQUENTIAL = device_module("link/wire").FILE_SEQUENTIAL  # the device file's kind of a Sequential
-_ATTENTION = (("in_proj_weight", ("Wq", "Wk", "Wv")), ("in_proj_bias", ("bq", "bk", "bv")),
-              ("out_proj.weight", ("Wo",)), ("out_proj.bias", ("bo",)))
+SEQUENTIAL = modelfile.SEQUENTIAL
 
 
 class StateDictError(InputError):
@@ -45,58 +44,46 @@ class StateDictError(InputError):
 
 def param_shapes(spec):
     """{tinyattn parameter name: shape} of one layer config, in collect_params() order: the
-    device's own declarations (device/tinyattn/nn/spec.py)."""
+    device's own table (reference/kinds.py reads device/tinyattn/nn/spec.py)."""
     try:
-        return dict(device_module("nn/spec").layer_shapes(spec))
+        return kinds.param_shapes(spec)
     except (TypeError, ValueError) as err:
         raise StateDictError("layer %r in the description: %s" % (spec, err)) from None
 
 
 def _links(entry):
-    """[(torch key, [tinyattn names, stacked along axis 0], torch shape)] of one entry."""
+    """[(torch key, [tinyattn names, stacked along axis 0], torch shape)] of one entry: the
+    PyTorch names its kind declares (reference/kinds.py), for the parameters it has. The
+    empty prefix takes a bare module's own names (not for a kind whose parameter is the
+    prefix itself, as PositionalEmbedding's)."""
     spec = entry["layer"]
-    kind, prefix = spec[0], entry.get("prefix")
+    prefix = entry.get("prefix")
     shapes = param_shapes(spec)
     if not shapes:
         return []
-    if prefix is None or not isinstance(prefix, str) or \
-            (prefix == "" and kind == "PositionalEmbedding"):
-        raise StateDictError("layer %r has parameters: its entry needs a \"prefix\" (\"\" for "
-                             "a bare state_dict, except for PositionalEmbedding)" % (spec,))
-
-    def key(*parts):  # the empty prefix: a bare module's own names
-        return ".".join(p for p in parts if p)
-
-    def stacked(name, names):
+    torch = kinds.kind(spec[0]).torch
+    if not isinstance(prefix, str) or (prefix == "" and "" in torch):
+        raise StateDictError("layer %r has parameters: its entry needs a \"prefix\"%s"
+                             % (spec, "" if "" in torch else " (\"\" for a bare state_dict)"))
+    links = []
+    for suffix, names in torch.items():
         names = [n for n in names if n in shapes]
-        rows = sum(shapes[n][0] for n in names)
-        return (name, names, (rows,) + shapes[names[0]][1:]) if names else None
+        if not names:
+            continue
+        key = ".".join(part for part in (prefix, suffix) if part)
+        shape = (sum(shapes[n][0] for n in names),) + shapes[names[0]][1:]
+        if not suffix and "shape" in entry:  # the prefix itself: PyTorch's shape may differ
+            shape = _same_values(key, tuple(entry["shape"]), shape)
+        links.append((key, names, shape))
+    return links
 
-    def plain(sub, pairs):
-        return [stacked(key(sub, t), (n,)) for t, n in pairs]
 
-    if kind == "PositionalEmbedding":
-        shape = tuple(entry.get("shape", shapes["P"]))
-        if int(np.prod(shape)) != int(np.prod(shapes["P"])) or \
-                [d for d in shape if d != 1] != [d for d in shapes["P"] if d != 1]:
-            raise StateDictError("%s: shape %r does not hold (S, E) = %r"
-                                 % (prefix, shape, shapes["P"]))
-        links = [(prefix, ["P"], shape)]
-    elif kind == "SelfAttention":
-        links = [stacked(key(prefix, t), names) for t, names in _ATTENTION]
-    elif kind == "TransformerEncoderLayer":
-        links = [stacked(key(prefix, "self_attn", t), ["self_attn." + n for n in names])
-                 for t, names in _ATTENTION]
-        for part in ("linear1", "linear2"):
-            links += plain(key(prefix, part), (("weight", part + ".W"), ("bias", part + ".b")))
-        for part in ("norm1", "norm2"):
-            links += plain(key(prefix, part),
-                           (("weight", part + ".gamma"), ("bias", part + ".beta")))
-    else:  # Dense, LayerNorm
-        pairs = (("weight", "W"), ("bias", "b")) if kind == "Dense" else \
-            (("weight", "gamma"), ("bias", "beta"))
-        links = plain(prefix, pairs)
-    return [link for link in links if link is not None]
+def _same_values(key, torch_shape, shape):
+    """torch_shape, when it holds the values of `shape` (ones added or left out)."""
+    if int(np.prod(torch_shape)) != int(np.prod(shape)) or \
+            [d for d in torch_shape if d != 1] != [d for d in shape if d != 1]:
+        raise StateDictError("%s: shape %r does not hold %r" % (key, torch_shape, shape))
+    return torch_shape
 
 
 def import_state_dict(state, layers):

@@ -7,7 +7,9 @@ array (B, H, S, D) so each step is one batched matmul; block b*H + h is [b, h].
 
 import numpy as np
 
+from . import int8
 from ..device_modules import device_module
+from .kinds import declare
 
 attention_sources = device_module("nn/sources").attention_sources
 """(key source, value source, roles) of a call: the device's own rule (nn/sources.py)."""
@@ -17,6 +19,10 @@ MASKED_SCORE = -1e9
 
 _WEIGHTS = ("Wq", "Wk", "Wv", "Wo")
 _BIASES = ("bq", "bk", "bv", "bo")
+ATTENTION_PARAMS = _WEIGHTS + _BIASES
+TORCH = {"in_proj_weight": ["Wq", "Wk", "Wv"], "in_proj_bias": ["bq", "bk", "bv"],
+         "out_proj.weight": ["Wo"], "out_proj.bias": ["bo"]}
+"""nn.MultiheadAttention's names: in_proj_weight (3E, E) = [Wq; Wk; Wv], ..."""
 
 
 def padding_mask(lengths, seq_len):
@@ -245,3 +251,14 @@ def _softmax(s):
 def _drop_factor(keep, dropout, shape):
     """keep / (1 - dropout) shaped like A (B, H, S, S_kv), or 1.0 without dropout."""
     return 1.0 if keep is None else keep.reshape(shape) / (1.0 - dropout)
+
+
+# ---- the SelfAttention kind (reference/kinds.py) ----------------------------------------------
+def _attention_backward(spec, p, cache, grad_out):
+    g = attention_backward(grad_out, p, cache)
+    return g["dx"], {n: g["d" + n] for n in ATTENTION_PARAMS if g["d" + n] is not None}
+
+
+declare("SelfAttention",
+        lambda spec, p, x, mask=None: attention_forward(x, p, spec[2], spec[3], mask=mask),
+        _attention_backward, torch=TORCH, int8=(int8.attention_layer, int8.attention_run))

@@ -11,13 +11,11 @@ from math import erf
 
 import numpy as np
 
-from .attention import attention_backward, attention_forward
-from .layers import ATTENTION_PARAMS, activation_backward, activation_forward, dense_backward, \
-    dense_forward
-
-ENCODER_PARAMS = tuple("self_attn." + n for n in ATTENTION_PARAMS) + (
-    "linear1.W", "linear1.b", "linear2.W", "linear2.b",
-    "norm1.gamma", "norm1.beta", "norm2.gamma", "norm2.beta")
+from . import int8_encoder
+from .attention import ATTENTION_PARAMS, attention_backward, attention_forward
+from .attention import TORCH as ATTENTION_TORCH
+from .kinds import KINDS, declare
+from .layers import activation_backward, activation_forward, dense_backward, dense_forward
 FF_ACTIVATIONS = ("relu", "gelu")
 _erf = np.vectorize(erf, otypes=[np.float64])
 
@@ -127,7 +125,8 @@ def encoder_forward(x, p, num_heads, seq_len, activation="relu", norm_first=Fals
 
 
 def encoder_backward(grad_out, p, cache):
-    """(dx, grads) of encoder_forward; grads are named like ENCODER_PARAMS."""
+    """(dx, grads) of encoder_forward; grads are named as the device names the parameters
+    ("self_attn.Wq", ..., "norm2.beta")."""
     attn_p = {n: p.get("self_attn." + n) for n in ATTENTION_PARAMS}
     grads = {}
     drops = cache["drops"]
@@ -163,39 +162,41 @@ def encoder_backward(grad_out, p, cache):
     return dh + sa_back(dh), grads
 
 
-# ---- as steps of a Sequential (reference/layers.py sequential_forward/backward) -----------
-KINDS = ("LayerNorm", "PositionalEmbedding", "TransformerEncoderLayer", "Gelu")
-
-
-def layer_forward(spec, p, x, mask=None):
-    """Forward of one of KINDS given its config spec and its parameters {name: array};
-    `mask` (B, S) of 0/1 (0 = padding) for an encoder layer (the others work on every row)."""
-    kind = spec[0]
-    if kind == "LayerNorm":
-        return layernorm_forward(x, p["gamma"], p["beta"], spec[2])
-    if kind == "PositionalEmbedding":
-        return positional_forward(x, p["P"]), spec[1]
-    if kind == "Gelu":
-        return gelu_forward(x), x
+# ---- the kinds of this module (reference/kinds.py) ------------------------------------------
+def _encoder_forward(spec, p, x, mask=None):
     _, _, H, _, _, act, norm_first, eps, S, causal = spec
     return encoder_forward(x, p, H, S, act, norm_first, eps, mask=mask, causal=causal)
 
 
-def layer_backward(spec, p, cache, grad_out):
-    """(dx, grads by parameter name) of layer_forward."""
-    kind = spec[0]
-    if kind == "LayerNorm":
-        dx, dg, db = layernorm_backward(grad_out, cache)
-        return dx, {"gamma": dg, "beta": db}
-    if kind == "PositionalEmbedding":
-        dx, dP = positional_backward(grad_out, cache)
-        return dx, {"P": dP}
-    if kind == "Gelu":
-        return gelu_backward(grad_out, cache), {}
-    return encoder_backward(grad_out, p, cache)
+def _layernorm_backward(spec, p, cache, grad_out):
+    dx, dg, db = layernorm_backward(grad_out, cache)
+    return dx, {"gamma": dg, "beta": db}
 
 
-def layer_param_names(spec):
-    """The parameter names of a layer of KINDS."""
-    return {"LayerNorm": ("gamma", "beta"), "PositionalEmbedding": ("P",),
-            "TransformerEncoderLayer": ENCODER_PARAMS, "Gelu": ()}[spec[0]]
+def _positional_backward(spec, p, seq_len, grad_out):
+    dx, dP = positional_backward(grad_out, seq_len)
+    return dx, {"P": dP}
+
+
+NORM_TORCH = {"weight": ["gamma"], "bias": ["beta"]}  # nn.LayerNorm's names
+
+
+def _parts(**tables):
+    """The PyTorch names of a layer made of parts: each part's names under "<part>."."""
+    return {"%s.%s" % (part, key): ["%s.%s" % (part, n) for n in names]
+            for part, table in tables.items() for key, names in table.items()}
+
+
+declare("LayerNorm", lambda spec, p, x: layernorm_forward(x, p["gamma"], p["beta"], spec[2]),
+        _layernorm_backward, torch=NORM_TORCH,
+        int8=(int8_encoder.norm_layer, int8_encoder.norm_run))
+declare("PositionalEmbedding", lambda spec, p, x: (positional_forward(x, p["P"]), spec[1]),
+        _positional_backward, torch={"": ["P"]},
+        int8=(int8_encoder.positional_layer, int8_encoder.positional_run))
+declare("Gelu", lambda spec, p, x: (gelu_forward(x), x),
+        lambda spec, p, x, grad_out: (gelu_backward(grad_out, x), {}), int8_as="Activation")
+declare("TransformerEncoderLayer", _encoder_forward,
+        lambda spec, p, cache, grad_out: encoder_backward(grad_out, p, cache),
+        torch=_parts(self_attn=ATTENTION_TORCH, linear1=KINDS["Dense"].torch,
+                     linear2=KINDS["Dense"].torch, norm1=NORM_TORCH, norm2=NORM_TORCH),
+        int8=(int8_encoder.encoder_layer_of, int8_encoder.encoder_run))

@@ -7,6 +7,9 @@ Parameters are a dict named as on the device: "<layer index>.<name>", e.g. "0.W"
 
 import numpy as np
 
+from . import int8
+from .kinds import declare
+
 GELU_C = np.sqrt(2.0 / np.pi)
 GELU_A = 0.044715
 ACTIVATIONS = ("relu", "gelu_tanh", "tanh", "sigmoid")  # "gelu": gelu_tanh's name before
@@ -107,4 +110,20 @@ def cross_entropy(logits, labels):
     return loss, probs / B
 
 
-ATTENTION_PARAMS = ("Wq", "Wk", "Wv", "Wo", "bq", "bk", "bv", "bo")
+# ---- the kinds of this module (reference/kinds.py) ------------------------------------------
+def _dense_backward(spec, p, x, grad_out):
+    dx, dW, db = dense_backward(grad_out, x, p["W"], p.get("b"))
+    return dx, {"W": dW} if db is None else {"W": dW, "b": db}
+
+
+declare("Dense", lambda spec, p, x: (dense_forward(x, p["W"], p.get("b")), x), _dense_backward,
+        torch={"weight": ["W"], "bias": ["b"]}, int8=(int8.dense_layer, int8.dense_run))
+declare("Activation", lambda spec, p, x: (activation_forward(x, spec[1]), x),
+        lambda spec, p, x, g: (activation_backward(g, x, spec[1]), {}),
+        int8=(int8.activation_layer, int8.activation_run))
+declare("Tokens", lambda spec, p, x: (tokens_forward(x, spec[1]), None),
+        lambda spec, p, cache, g: (tokens_backward(g, spec[1]), {}),
+        int8=(int8.tokens_layer, int8.tokens_run))
+declare("GlobalAvgPool", lambda spec, p, x, mask=None: (gap_forward(x, spec[1], mask), mask),
+        lambda spec, p, mask, g: (gap_backward(g, spec[1], mask), {}),
+        int8=(int8.tokens_layer, int8.pool_run))

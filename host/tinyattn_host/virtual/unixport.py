@@ -11,14 +11,14 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import BoardError
+from ..errors import BoardError, DeviceError
 
 ROOT = Path(__file__).resolve().parents[3]
 DEVICE_DIR = ROOT / "device"
 STANDIN_DIR = ROOT / "tools" / "standin"
 
 
-class MicroPythonError(Exception):
+class MicroPythonError(DeviceError):
     """MicroPython code ended with an exception; `kind` is its type name, `message` its text."""
 
     def __init__(self, kind, message, output):

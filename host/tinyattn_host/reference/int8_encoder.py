@@ -1,5 +1,5 @@
 """NumPy reference of the int8 encoder ops (device/tinyattn/qkernels_norm.py, qnorm.py,
-qencoder.py), bit for bit, every intermediate checked into int32 as in `integer`.
+qencoder.py), bit for bit, every intermediate checked into int32 as in `int8`.
 
 LayerNorm of an int8 row x of E values (scale s_x; the normalisation does not depend on it):
     S = sum x,  V = E sum x^2 - S^2  (= E^2 var, exact),  W = V + eps_q  (eps_q = E^2 eps / s_x^2)
@@ -21,10 +21,10 @@ import math
 
 import numpy as np
 
-from . import integer
-from .integer import INT32_MAX, Int32Overflow, int32
+from . import int8
+from .int8 import INT32_MAX, Int32Overflow, int32
 
-_CONSTANTS = integer.device_module("int8/constants")  # the kernels' own
+_CONSTANTS = int8.device_module("int8/constants")  # the kernels' own
 NORM_FRACTION = _CONSTANTS.NORM_FRACTION
 """Bits after the point of the normalised value z = xhat 2^12."""
 MAX_NORM_WIDTH = _CONSTANTS.MAX_NORM_WIDTH
@@ -90,7 +90,7 @@ def layernorm(x, layer):
     gamma = _int8(layer["gamma"], "gamma")
     beta = int32(layer["beta"], "beta").astype(np.int64)
     acc = int32(z.astype(np.int64) * gamma[None, :] + beta[None, :], "norm z gamma + beta")
-    y = integer.requantize(acc, layer["mult"])
+    y = int8.requantize(acc, layer["mult"])
     return {"sum": S, "V": V, "r": r, "k": k, "inv": inv, "z": z, "acc": acc, "y": y}
 
 
@@ -113,14 +113,14 @@ def positional(x, P, mults):
 # ---- the encoder layer -----------------------------------------------------------------------
 def dense(x, layer):
     """A Dense part: int8 out, saturated at [lo, 127] (lo 0: the ReLU folded in)."""
-    acc = integer.matmul_xwt(x, layer["W"], layer.get("b"))
-    return integer.requantize(acc, layer["mult"], layer.get("lo", -128), 127)
+    acc = int8.matmul_xwt(x, layer["W"], layer.get("b"))
+    return int8.requantize(acc, layer["mult"], layer.get("lo", -128), 127)
 
 
 def encoder_layer(x, layer, seq_len, mask=None, causal=False):
     """A quantized TransformerEncoderLayer on int8 x (B*S, E); dict of every intermediate.
 
-    layer: "norm_first", "self_attn" (as integer.attention wants, mult_out not None),
+    layer: "norm_first", "self_attn" (as int8.attention wants, mult_out not None),
     "linear1" and "linear2" (dense), "table" (the GELU table, or None: ReLU is folded into
     linear1), "norm1", "norm2" (layernorm), "add1", "add2" (add mults).
     """
@@ -130,13 +130,13 @@ def encoder_layer(x, layer, seq_len, mask=None, causal=False):
         f = dense(z, layer["linear1"])
         out["f1"] = f
         if layer.get("table") is not None:
-            f = integer.lookup(f, layer["table"])
+            f = int8.lookup(f, layer["table"])
             out["act"] = f
         out["f2"] = dense(f, layer["linear2"])
         return out["f2"]
 
     def sa(z):
-        res = integer.attention(z, layer["self_attn"], seq_len, mask=mask, causal=causal)
+        res = int8.attention(z, layer["self_attn"], seq_len, mask=mask, causal=causal)
         out["attention"] = res
         return res["y"]
 
@@ -151,26 +151,6 @@ def encoder_layer(x, layer, seq_len, mask=None, causal=False):
         out["y0"] = add(out["h"], ff(out["h"]), layer["add2"])
         out["y"] = layernorm(out["y0"], layer["norm2"])["y"]
     return out
-
-
-def sequential(x, layers, mask=None):
-    """integer.sequential with the encoder kinds: PositionalEmbedding ({"P", "mults"}),
-    LayerNorm (as layernorm), TransformerEncoderLayer (as encoder_layer, {"seq_len",
-    "causal"} too); every other kind as integer.sequential runs it. mask (B, S) of 0/1:
-    the padding, for attention, encoder layers and pooling."""
-    outputs = []
-    for layer in layers:
-        kind = layer["kind"]
-        if kind == "PositionalEmbedding":
-            x = positional(x, layer["P"], layer["mults"])
-        elif kind == "LayerNorm":
-            x = layernorm(x, layer)["y"]
-        elif kind == "TransformerEncoderLayer":
-            x = encoder_layer(x, layer, layer["seq_len"], mask=mask, causal=layer["causal"])["y"]
-        else:
-            x = integer.sequential(x, [layer], mask)[0]
-        outputs.append(x)
-    return outputs
 
 
 # ---- worst cases -----------------------------------------------------------------------------
@@ -211,35 +191,41 @@ def worst_case_norm_rows(E):
     return np.stack(rows).astype(np.int8)
 
 
-def layers_from_specs(specs, arrays):
-    """integer.layers_from_specs for models with encoder layers too (their parts' arrays are
-    named "<index>.<part>.<name>"): the layer dicts `sequential` takes."""
-    return [layer_from_spec(spec, arrays, "%d." % i) for i, spec in enumerate(specs)]
+# ---- each kind's int8 layer: from the device's spec and arrays, and run (reference/kinds.py)
+def norm_layer(spec, arrays, p):
+    """LayerNorm: {"gamma", "beta", "eps", "mult"} (as `layernorm` takes it)."""
+    return {"kind": spec.get("kind", "LayerNorm"), "gamma": np.asarray(arrays[p + "gamma"]),
+            "beta": np.asarray(arrays[p + "beta"]), "eps": spec["eps"], "mult": spec["mult"]}
 
 
-def layer_from_spec(spec, arrays, p):
-    """One layer dict of `sequential` from its spec and the arrays named p + <name>."""
-    kind = spec["kind"]
-    if kind == "LayerNorm":
-        return dict(_norm(spec, arrays, p), kind=kind)
-    if kind == "PositionalEmbedding":
-        return {"kind": kind, "mults": spec["mults"],
-                "P": np.asarray(arrays[p + "P"]).reshape(spec["seq_len"], spec["E"])}
-    if kind != "TransformerEncoderLayer":
-        return integer.layer_from_spec(spec, arrays, p)
+def norm_run(x, layer):
+    return layernorm(x, layer)["y"]
+
+
+def positional_layer(spec, arrays, p):
+    return {"kind": spec["kind"], "mults": spec["mults"],
+            "P": np.asarray(arrays[p + "P"]).reshape(spec["seq_len"], spec["E"])}
+
+
+def positional_run(x, layer):
+    return positional(x, layer["P"], layer["mults"])
+
+
+def encoder_layer_of(spec, arrays, p):
+    """TransformerEncoderLayer: its parts' layers (arrays "<part>.<name>"), adds, table."""
     parts = spec["parts"]
-    layer = {"kind": kind, "seq_len": spec["seq_len"], "causal": spec["causal"],
+    layer = {"kind": spec["kind"], "seq_len": spec["seq_len"], "causal": spec["causal"],
              "norm_first": spec["norm_first"], "add1": spec["adds"][0], "add2": spec["adds"][1],
              "table": None}
     for name in ("norm1", "norm2"):
-        layer[name] = _norm(parts[name], arrays, p + name + ".")
-    for name in ("self_attn", "linear1", "linear2"):
-        layer[name] = integer.layer_from_spec(parts[name], arrays, p + name + ".")
+        layer[name] = norm_layer(parts[name], arrays, p + name + ".")
+    layer["self_attn"] = int8.attention_layer(parts["self_attn"], arrays, p + "self_attn.")
+    for name in ("linear1", "linear2"):
+        layer[name] = int8.dense_layer(parts[name], arrays, p + name + ".")
     if "act" in parts:
         layer["table"] = np.asarray(arrays[p + "act.table"])
     return layer
 
 
-def _norm(spec, arrays, p):
-    return {"gamma": np.asarray(arrays[p + "gamma"]), "beta": np.asarray(arrays[p + "beta"]),
-            "eps": spec["eps"], "mult": spec["mult"]}
+def encoder_run(x, layer, mask=None):
+    return encoder_layer(x, layer, layer["seq_len"], mask=mask, causal=layer["causal"])["y"]

@@ -201,37 +201,6 @@ def attention(x, layer, seq_len, mask=None, causal=False):
     return out
 
 
-def sequential(x, layers, mask=None):
-    """Run quantized layers (dicts with "kind") on int8 x; returns the list of outputs.
-
-    Kinds: Dense (as `dense`; the output is y, or acc when mult is None), Activation
-    ({"table"}), Tokens ({"seq_len"}: a reshape), SelfAttention ({..., "seq_len"}),
-    GlobalAvgPool ({"seq_len", "mult", "by_count"}). mask (B, S) of 0/1 (0 = padding): for
-    attention and pooling (masked_pool).
-    """
-    outputs = []
-    for layer in layers:
-        kind = layer["kind"]
-        if kind == "Dense":
-            acc, y = dense(x, layer)
-            x = acc if y is None else y
-        elif kind == "Activation":
-            x = lookup(x, layer["table"])
-        elif kind == "Tokens":
-            x = x.reshape(x.shape[0] * layer["seq_len"], -1)
-        elif kind == "SelfAttention":
-            res = attention(x, layer, layer["seq_len"], mask=mask)
-            x = res["acc"] if res["y"] is None else res["y"]
-        elif kind == "GlobalAvgPool" and mask is not None:
-            x = masked_pool(x, layer["seq_len"], mask, layer["by_count"])
-        elif kind == "GlobalAvgPool":
-            x = requantize(sum_tokens(x, layer["seq_len"]), layer["mult"])
-        else:
-            raise ValueError("unknown layer kind %r" % (kind,))
-        outputs.append(x)
-    return outputs
-
-
 # ---- worst cases -------------------------------------------------------------------------
 def worst_case_bounds(depth=0, bias_max=0, head_dim=0, keys=0, tokens=0, mult=None):
     """The largest magnitude of each int32 intermediate for int8 inputs in [-128, 127].
@@ -284,36 +253,61 @@ def worst_case_score_rows(rows, keys, head_dim):
                     extreme, -extreme).astype(np.int32)
 
 
-def layers_from_specs(specs, arrays):
-    """The layer dicts `sequential` takes, from the device's int8 layer specs (QSequential's
-    description()["layers"]) and their arrays by name ("<index>.<name>", int8 weights)."""
-    return [layer_from_spec(spec, arrays, "%d." % i) for i, spec in enumerate(specs)]
+# ---- each kind's int8 layer: from the device's spec and arrays, and run (reference/kinds.py)
+def dense_layer(spec, arrays, p):
+    """Dense: {"W" (out, in), "b", "mult", "lo"} from the arrays named p + <name>."""
+    W = np.asarray(arrays[p + "W"]).reshape(spec["out"], spec["in"])
+    return {"kind": spec["kind"], "W": W, "b": _optional(arrays, p + "b"),
+            "mult": _mult(spec["mult"]), "lo": spec.get("lo", -128)}
 
 
-def layer_from_spec(spec, arrays, p):
-    """One layer dict of `sequential` from its spec and the arrays named p + <name>."""
-    kind = spec["kind"]
-    layer = {"kind": kind}
-    if kind == "Dense":
-        layer.update(W=np.asarray(arrays[p + "W"]).reshape(spec["out"], spec["in"]),
-                     b=_optional(arrays, p + "b"), mult=_mult(spec["mult"]),
-                     lo=spec.get("lo", -128))
-    elif kind == "Activation":
-        layer["table"] = np.asarray(arrays[p + "table"])
-    elif kind in ("Tokens", "GlobalAvgPool"):
-        layer.update(seq_len=spec["seq_len"], mult=_mult(spec.get("mult")),
-                     by_count=spec.get("by_count"))
-    elif kind == "SelfAttention":
-        E = spec["E"]
-        layer.update(E=E, H=spec["H"], seq_len=spec["seq_len"])
-        for n in "qkvo":
-            layer["W" + n] = np.asarray(arrays[p + "W" + n]).reshape(E, E)
-            layer["b" + n] = _optional(arrays, p + "b" + n)
-        for n, value in spec["mults"].items():
-            layer["mult_" + n] = _mult(value)
-    else:
-        raise ValueError("unknown int8 layer kind %r" % (kind,))
+def dense_run(x, layer):
+    """The requantized output, or the int32 one when the layer keeps it (mult None)."""
+    acc, y = dense(x, layer)
+    return acc if y is None else y
+
+
+def activation_layer(spec, arrays, p):
+    return {"kind": spec["kind"], "table": np.asarray(arrays[p + "table"])}
+
+
+def activation_run(x, layer):
+    return lookup(x, layer["table"])
+
+
+def tokens_layer(spec, arrays, p):
+    """Tokens and GlobalAvgPool: {"seq_len", "mult", "by_count"} (by_count: a masked pool's
+    multiplier for each number of kept tokens)."""
+    return {"kind": spec["kind"], "seq_len": spec["seq_len"], "mult": _mult(spec.get("mult")),
+            "by_count": spec.get("by_count")}
+
+
+def tokens_run(x, layer):
+    return x.reshape(x.shape[0] * layer["seq_len"], -1)
+
+
+def pool_run(x, layer, mask=None):
+    """The mean of each sequence's tokens, or of its kept ones with a padding mask (B, S)."""
+    if mask is not None:
+        return masked_pool(x, layer["seq_len"], mask, layer["by_count"])
+    return requantize(sum_tokens(x, layer["seq_len"]), layer["mult"])
+
+
+def attention_layer(spec, arrays, p):
+    """SelfAttention: {"E", "H", "seq_len", "Wq".."bo", "mult_<name>"}."""
+    E = spec["E"]
+    layer = {"kind": spec["kind"], "E": E, "H": spec["H"], "seq_len": spec["seq_len"]}
+    for n in "qkvo":
+        layer["W" + n] = np.asarray(arrays[p + "W" + n]).reshape(E, E)
+        layer["b" + n] = _optional(arrays, p + "b" + n)
+    for n, value in spec["mults"].items():
+        layer["mult_" + n] = _mult(value)
     return layer
+
+
+def attention_run(x, layer, mask=None):
+    res = attention(x, layer, layer["seq_len"], mask=mask)
+    return res["acc"] if res["y"] is None else res["y"]
 
 
 def _optional(arrays, name):

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from tinyattn_host.reference import integer as ref
-from tinyattn_host.reference import integer_encoder as qref
+from tinyattn_host.reference import int8 as ref
+from tinyattn_host.reference import int8_encoder as qref
 
 
 def _norm(x, eps=37):

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from tinyattn_host.reference import integer as ref
+from tinyattn_host.reference import int8 as ref
 
 
 def test_exp_tables_follow_their_formula():

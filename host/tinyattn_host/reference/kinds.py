@@ -1,0 +1,75 @@
+"""The host's table of layer kinds: each kind is declared once, in its own reference module
+(layers.py, attention.py, encoder.py), with `declare`; everything on the host dispatches
+through KINDS (sequential.py's forward, backward and int8 runs, interop/statedict.py's PyTorch
+names). The parameter names and shapes are the device's own (device/tinyattn/nn/spec.py, read
+by device_modules), never restated here.
+
+A declaration gives, for a config entry `spec` = [kind, *args] and its parameters `p`
+({name: array}, named as the device names them):
+
+    forward(spec, p, x) -> (y, cache); forward(spec, p, x, mask) too for a kind whose
+           device declaration takes a padding mask (takes_mask): mask (B, S) of 0/1
+    backward(spec, p, cache, grad_out) -> (dx, {name: gradient})
+    torch: {PyTorch name under the entry's prefix ("" for the prefix itself): [tinyattn
+           names stacked along axis 0]}; empty for a kind without parameters
+    int8: (layer(spec, arrays, prefix) -> layer dict, run(x, layer) -> output), the integer
+          reference of the device's int8 layer of that kind (spec: its description());
+          run(x, layer, mask) too where forward takes a mask;
+          or int8_as: the int8 kind the device quantizes this one into (Gelu: "Activation")
+"""
+
+from ..device_modules import device_module
+
+KINDS = {}
+
+
+class Kind:
+    """One layer kind's host declaration (the module docstring says what each part is)."""
+
+    def __init__(self, name, forward, backward, torch=None, int8=None, int8_as=None):
+        self.name, self.forward, self.backward = name, forward, backward
+        self.torch = dict(torch or {})
+        self.int8, self.int8_as = int8, int8_as or (name if int8 else None)
+
+
+def declare(name, forward, backward, torch=None, int8=None, int8_as=None):
+    """Declare kind `name` (module docstring); returns its Kind."""
+    if name in KINDS:
+        raise ValueError("layer kind %r is declared twice" % name)
+    KINDS[name] = Kind(name, forward, backward, torch, int8, int8_as)
+    return KINDS[name]
+
+
+def kind(name):
+    """The Kind of a config or int8 spec kind; ValueError naming the known ones."""
+    found = KINDS.get(name) if isinstance(name, str) else None
+    if found is None:
+        raise ValueError("unknown layer kind %r (known: %s)" % (name, ", ".join(sorted(KINDS))))
+    return found
+
+
+def device_spec():
+    """The device's plain table of every kind's parameters (device/tinyattn/nn/spec.py)."""
+    return device_module("nn/spec")
+
+
+def param_shapes(spec):
+    """{parameter name: shape} of one config entry: the device's table."""
+    return dict(device_spec().layer_shapes(spec))
+
+
+def takes_mask(name):
+    """Whether kind `name` takes a padding mask: the device's declaration says (spec.py)."""
+    spec = device_spec()
+    found = spec.KINDS.get(name)
+    return found is not None and found[spec.TAKES_MASK]
+
+
+def device_kinds():
+    """Every layer kind the device knows."""
+    return sorted(device_spec().KINDS)
+
+
+def layer_params(params, index, spec):
+    """{name: params["<index>.<name>"]} for the parameters the device gives layer `spec`."""
+    return {n: params.get("%d.%s" % (index, n)) for n in param_shapes(spec)}
