@@ -43,8 +43,8 @@ def test_key_and_value_match_the_reference():
 def test_kv_is_key_equal_to_value():
     f = check.fixture("value_is_key")
     a, b = layer_of(f), layer_of(f)
-    y1 = a.forward(f["x"], 5, mask=f["mask"], kv=f["key"])
-    y2 = b.forward(f["x"], 5, mask=f["mask"], key=f["key"], value=f["key"])
+    y1 = a.forward(f["x"], 5, mask=f["mask"], kv=f["key"], training=True)
+    y2 = b.forward(f["x"], 5, mask=f["mask"], key=f["key"], value=f["key"], training=True)
     check.equal(y1, y2, "kv= and key = value")
     g1, g2 = a.backward(f["G"]), b.backward(f["G"])
     check.equal(g1[0], g2[0], "dx")

@@ -72,6 +72,19 @@ def _flat(value):
     return flat
 
 
+def _items(value):
+    """The numbers of value one at a time, a 2-D array's a row at a time: a small heap holds
+    the arrays, not all their numbers as objects at once (_flat's list)."""
+    shape = getattr(value, "shape", None)
+    if shape is not None and len(shape) == 2:
+        for i in range(shape[0]):
+            for item in value[i, :].tolist():
+                yield item
+    else:
+        for item in _flat(value):
+            yield item
+
+
 def _shape(value):
     return tuple(value.shape) if hasattr(value, "shape") else (len(_flat(value)),)
 
@@ -103,10 +116,8 @@ def rel_error_below(got, want, tol, scale=None, what=""):
     """||got - want|| / ||want|| (or / ||scale||) <= tol, Frobenius norms."""
     if _shape(got) != _shape(want):
         raise AssertionError("%s: shape %s, expected %s" % (what, _shape(got), _shape(want)))
-    g, w = _flat(got), _flat(want)
-    s = w if scale is None else _flat(scale)
-    error = sum((a - b) ** 2 for a, b in zip(g, w)) ** 0.5
-    norm = max(sum(b * b for b in s) ** 0.5, 1e-30)
+    error = sum((a - b) ** 2 for a, b in zip(_items(got), _items(want))) ** 0.5
+    norm = max(sum(b * b for b in _items(want if scale is None else scale)) ** 0.5, 1e-30)
     if not error / norm <= tol:
         raise AssertionError("%s: relative error %g over %g" % (what, error / norm, tol))
 
@@ -227,4 +238,3 @@ def every(test, names):
     if failed or not names:
         raise AssertionError("%d of %d configurations: %s"
                              % (len(failed), len(names), "; ".join(failed)))
-
