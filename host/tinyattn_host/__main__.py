@@ -139,7 +139,7 @@ def _nothing(p):
 
 # name: (what it does, its arguments, "module:function" that does it)
 COMMANDS = {
-    "run": ("push Iris and digits batches to the board and check every answer (make run)",
+    "run": ("push Iris, digits and vowels batches to the board and check every answer (make run)",
             _run, "checks.run_check:run_command"),
     "demo": ("tinyattn.demo() on the board, and its training curve (make demo)",
              _demo, "checks.demo:demo_command"),

@@ -65,7 +65,7 @@ def vowels_command(args):
     import time
     from pathlib import Path
 
-    from .plots import training_curve
+    from .checks.plots import training_curve
 
     start = time.monotonic()
     data = load_vowels()
