@@ -49,13 +49,19 @@ def check_vowels(check, rows=None):
     X_train, _, train_lengths = data["train"]
     X, y, lengths = (a[:rows] for a in data["test"])
     mask = padding_mask(lengths, S)
-    calib = {"x": X_train[:CALIB_ROWS], "mask": padding_mask(train_lengths[:CALIB_ROWS], S)}
+    calib_rows = []  # CALIB_ROWS, or fewer when they do not fit in the heap
 
     def load():
         check.board.link.request(protocol.LOAD_MODEL, {"config": config}, params)
+        if not calib_rows:
+            calib_rows.append(check.fit("vowels", config, CALIB_ROWS, "quantize"))
+        n = calib_rows[0]
+        calib = {"x": X_train[:n], "mask": padding_mask(train_lengths[:n], S)}
         return check.board.link.request(protocol.QUANTIZE, {}, calib, timeout=QUANTIZE_TIMEOUT)
 
+    check.make_room("vowels", config)
     qhead, qarrays = load()
+    batch_size = check.fit("vowels", config, batch_size, "forward")
     qlayers = int8_layers(qhead["layers"], qarrays)
     want, _ = sequential_forward(config, params, X, mask)
     out("%-8s %5s %4s %12s %7s %11s %9s %9s"
