@@ -152,18 +152,12 @@ def _encoder_step(layer, cache, x, slot, kept):
 
 
 def _width_before(model, pool):
-    """The width of the rows a GlobalAvgPool gets: the last width-setting layer's output."""
-    width = None
-    for layer in model.layers:
-        if layer is pool:
-            break
-        kind = type(layer).__name__
-        if kind == "Dense":
-            width = layer.out_features
-        elif kind == "TransformerEncoderLayer":
-            width = layer.d_model
-        elif kind == "PositionalEmbedding":
-            width = layer.embed_dim
+    """The width of the rows a GlobalAvgPool gets: the model's shapes followed up to it
+    (flow.py, each kind's declaration)."""
+    from .flow import follow
+
+    index = [i for i, layer in enumerate(model.layers) if layer is pool][0]
+    width = follow(model.config()[:index])[2][1] if index else None
     if width is None:
-        raise ValueError("a stream's pooling needs a Dense or encoder layer before it")
+        raise ValueError("a stream's pooling needs a layer before it that sets the width")
     return width
