@@ -131,6 +131,9 @@ def _check_model(p):
 def _vowels(p):
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--report", metavar="DIR", help="write vowels.json and vowels_training.png")
+    p.add_argument("--causal", action="store_true",
+                   help="the model with a causal encoder, as a stream runs it: its accuracy "
+                        "after the last frame and after half the frames")
 
 
 def _nothing(p):

@@ -58,6 +58,24 @@ def test_accuracy(params, data, config=VOWELS_CONFIG, split="test"):
     return accuracy(config, params, X, y, padding_mask(lengths, DEVICE.SEQ_LEN))
 
 
+def causal_config(config=VOWELS_CONFIG):
+    """The config with its encoder layers causal (a stream needs them so)."""
+    config = [list(spec) for spec in config]
+    for spec in config:
+        if spec[0] == "TransformerEncoderLayer":
+            spec[9] = True
+    return config
+
+
+def prefix_accuracy(params, data, config, fraction):
+    """Test accuracy when each utterance stops after ceil(fraction * its frames) (at least
+    one): for a causal model, the class a Stream gives after that many frames (each step of
+    a stream is the causal forward of the frames so far, tests/device/test_stream.py)."""
+    X, y, lengths = data["test"]
+    cut = np.maximum(1, np.ceil(fraction * lengths).astype(int))
+    return accuracy(config, params, X, y, padding_mask(cut, DEVICE.SEQ_LEN))
+
+
 def vowels_command(args):
     """Train, print every epoch and the test accuracy; --report DIR writes vowels.json and
     vowels_training.png (loss, train and test accuracy per epoch). Exit status 0."""
@@ -73,19 +91,26 @@ def vowels_command(args):
 
     def on_epoch(epoch, loss, params):
         for split in curve:
-            curve[split].append(test_accuracy(params, data, split=split))
+            curve[split].append(test_accuracy(params, data, config, split=split))
         print("epoch %3d  loss %.4f  train %.2f%%  test %.2f%%"
               % (epoch, loss, 100 * curve["train"][-1], 100 * curve["test"][-1]), flush=True)
 
-    params, acc, losses = train_host(seed=args.seed, data=data, on_epoch=on_epoch)
+    config = causal_config() if args.causal else VOWELS_CONFIG
+    params, acc, losses = train_host(seed=args.seed, data=data, on_epoch=on_epoch,
+                                     config=config)
     n_test, seconds = len(data["test"][1]), time.monotonic() - start
-    print("reference (float64): test accuracy %.2f%% (%d of %d), %d parameters, %.1f s"
-          % (100 * acc, round(acc * n_test), n_test, sum(v.size for v in params.values()),
-             seconds))
+    print("reference (float64)%s: test accuracy %.2f%% (%d of %d), %d parameters, %.1f s"
+          % (", causal" if args.causal else "", 100 * acc, round(acc * n_test), n_test,
+             sum(v.size for v in params.values()), seconds))
+    if args.causal:
+        half = prefix_accuracy(params, data, config, 0.5)
+        print("streamed frame by frame: right after the last frame %.2f%%, after half the "
+              "frames %.2f%%" % (100 * prefix_accuracy(params, data, config, 1.0), 100 * half))
     if args.report:
         folder = Path(args.report)
         folder.mkdir(parents=True, exist_ok=True)
-        summary = {"seed": args.seed, "test_accuracy": acc, "test_rows": n_test,
+        summary = {"seed": args.seed, "causal": args.causal, "test_accuracy": acc,
+                   "test_rows": n_test,
                    "loss": losses, "train_accuracy": curve["train"],
                    "test_accuracy_per_epoch": curve["test"], "seconds": seconds}
         (folder / "vowels.json").write_text(json.dumps(summary, indent=1) + "\n")

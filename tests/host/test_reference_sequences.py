@@ -12,6 +12,8 @@ from tinyattn_host.reference.layers import cross_entropy, gap_backward, gap_forw
 from tinyattn_host.reference.sequential import sequential_backward, sequential_forward
 from tinyattn_host.reference.training import Adam, train_step
 from tinyattn_host.sequences import frame_statistics, load_ts, padding_mask
+from tinyattn_host import vowels
+from tinyattn_host.digits import init_params
 from tinyattn_host.vowels import VOWELS_DIR, load_vowels
 
 RNG = np.random.default_rng(21)
@@ -158,3 +160,21 @@ def test_vowels_data_its_licence_and_standardisation():
     keep = np.repeat(padding_mask(lengths, 29), 12, axis=1)
     assert np.all(X[keep == 0] == 0) and np.all(data["test"][0][
         np.repeat(padding_mask(data["test"][2], 29), 12, axis=1) == 0] == 0)
+
+
+def test_prefix_accuracy_is_the_causal_model_on_the_cut_utterances():
+    """vowels --causal: after half the frames is the model given those frames only (zeros
+    after them, their lengths), and after all of them its test accuracy."""
+    data = load_vowels()
+    config = vowels.causal_config()
+    params = init_params(config, 3)
+    assert vowels.prefix_accuracy(params, data, config, 1.0) == \
+        vowels.test_accuracy(params, data, config)
+    X, y, lengths = data["test"]
+    cut = np.maximum(1, np.ceil(0.5 * lengths).astype(int))
+    X_cut = X.copy()
+    for i, n in enumerate(cut):
+        X_cut[i, n * vowels.DEVICE.FEATURES:] = 0.0
+    cut_data = {"test": (X_cut, y, cut)}
+    assert vowels.prefix_accuracy(params, data, config, 0.5) == \
+        vowels.test_accuracy(params, cut_data, config)

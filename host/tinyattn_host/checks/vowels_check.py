@@ -14,7 +14,7 @@ import numpy as np
 from .. import protocol
 from ..reference.sequential import int8_forward, int8_layers, sequential_forward
 from ..sequences import padding_mask
-from ..vowels import DEVICE, VOWELS_CONFIG, load_vowels, train_host
+from ..vowels import DEVICE, causal_config, load_vowels, train_host
 from .digits_check import relative_error
 from .int8_io import in_scale, quantize_input
 
@@ -24,15 +24,6 @@ CALIB_ROWS = 8  # the calibration runs the float model on them at once: 8 of 29 
 # a 300 KB board's heap too; the check is bit for bit against the model the device made
 STANDIN_ROWS = 32  # test utterances sent by default to a virtual board on the ulab stand-in
 QUANTIZE_TIMEOUT = 120  # seconds: calibration runs the float model on every row at once
-
-
-def causal_config():
-    """VOWELS_CONFIG with its encoder layer causal (a stream needs it)."""
-    config = [list(spec) for spec in VOWELS_CONFIG]
-    for spec in config:
-        if spec[0] == "TransformerEncoderLayer":
-            spec[9] = True
-    return config
 
 
 def check_vowels(check, rows=None):
