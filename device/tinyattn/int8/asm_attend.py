@@ -1,0 +1,310 @@
+"""The int8 attention core (kernels_attend._attend without masks or trace) on the Xtensa core's
+MAC16 unit and zero-overhead loops: @micropython.asm_xtensa, for -march=xtensawin only (as
+asm_mac16.py: deployed to such boards alone, run when int8/backend.py chose MAC16).
+
+attend(header, work, table): the header of kernels_attend.attend_header, bound by bind_attend
+(no keep mask, not causal, no trace: the backend keeps those calls on viper), work and table
+from attend_layout. Per sequence and head it widens K_h and V_h^T into the work buffer; per
+query it widens the query row, then
+- scores: each key's dot product on MAC16 (MULA.DD.*.LDINC, 4 MACs in 4 instructions), their
+  maximum (MAX);
+- e_j = table[((min(top - v_j, cap) >> p) m + half) >> s] (the score multiplier), their total;
+- inv = (2^30 + total / 2) // total (QUOU), P_j = (e_j inv + 2^14) >> 15, stored negated,
+  -((x + 2^14) >> 15) = (-x + 2^14 - 1) >> 15: P_j can be 2^15, which int16 holds only negated;
+- the context: each output's sum of (-P_j)(128 - v_j) = P_j (v_j - 128) on MAC16, clamped to
+  the context multiplier's cap, requantized, saturated to int8 (CLAMPS).
+The same integer steps as the viper kernel, bit for bit (tests/emulator).
+
+As in asm_mac16: LOOP, MAC16, MIN/MAX, CLAMPS, QUOU and special registers are `data(3, word)`
+(each line names its instruction), loop bodies start 4-byte aligned, conditional branches go
+backwards only (a forward one would change size between the assembler's passes).
+
+Header fields (bytes): rows 28, q 32, S 36, H 40, D 44, E 48, k 52, vt 56, ctx 60, score
+multiplier 76..88, context multiplier m 0, s 4, p 8, cap 12. Work words: pd 0, ps 4, offsets
+of Q 8, K 12, V 16, P 20, scores 24. Frame: +4 first row of the sequence, +8 head column,
++12 query, +16 header, +20 work, +24 table.
+"""
+
+import micropython
+
+
+@micropython.asm_xtensa
+def attend(a2, a3, a4):
+    s32i(a2, a1, 16)
+    s32i(a3, a1, 20)
+    s32i(a4, a1, 24)
+    movi_n(a14, 0)
+    s32i(a14, a1, 4)  # first row of the sequence
+    label(seq)
+    movi_n(a14, 0)
+    s32i(a14, a1, 8)  # head column
+    label(head)
+    # ---- K_h widened: S rows of D, row j from K + (first + j) E + col
+    l32i(a13, a2, 48)  # E
+    l32i(a14, a2, 52)
+    add(a5, a2, a14)
+    l32i(a14, a1, 4)
+    mull(a14, a14, a13)
+    add(a5, a5, a14)
+    l32i(a14, a1, 8)
+    add(a5, a5, a14)
+    l32i(a6, a3, 12)
+    add(a6, a6, a3)
+    l32i(a7, a3, 0)
+    slli(a7, a7, 3)  # 8 pd: a widened row's bytes
+    l32i(a8, a2, 36)  # S rows
+    l32i(a9, a2, 44)  # D items each
+    label(krow)
+    mov(a10, a5)
+    mov(a11, a6)
+    nop()
+    data(3, 0x0EA976)  # loopgtz a9, +15 bytes
+    l8ui(a12, a10, 0)
+    addi(a10, a10, 1)
+    addi(a12, a12, -128)
+    s16i(a12, a11, 0)
+    addi(a11, a11, 2)
+    add(a5, a5, a13)
+    add(a6, a6, a7)
+    addi(a8, a8, -1)
+    bnez(a8, krow)
+    # ---- V_h^T widened and negated: D rows of S, contiguous from VT + first E + col S
+    l32i(a14, a2, 56)
+    add(a5, a2, a14)
+    l32i(a14, a1, 4)
+    mull(a14, a14, a13)
+    add(a5, a5, a14)
+    l32i(a9, a2, 36)  # S items a row
+    l32i(a14, a1, 8)
+    mull(a14, a14, a9)
+    add(a5, a5, a14)
+    l32i(a6, a3, 16)
+    add(a6, a6, a3)
+    l32i(a7, a3, 4)
+    slli(a7, a7, 3)  # 8 ps
+    l32i(a8, a2, 44)  # D rows
+    movi(a13, 128)
+    label(vrow)
+    mov(a11, a6)
+    nop()
+    data(3, 0x0EA976)  # loopgtz a9, +15 bytes
+    l8ui(a12, a5, 0)
+    addi(a5, a5, 1)
+    sub(a12, a13, a12)
+    s16i(a12, a11, 0)
+    addi(a11, a11, 2)
+    add(a6, a6, a7)
+    addi(a8, a8, -1)
+    bnez(a8, vrow)
+    movi_n(a14, 0)
+    s32i(a14, a1, 12)  # query
+    label(query)
+    # ---- the query row widened: int8 at Q + (first + i) E + col
+    l32i(a14, a2, 32)
+    add(a5, a2, a14)
+    l32i(a14, a1, 4)
+    l32i(a12, a1, 12)
+    add(a14, a14, a12)
+    l32i(a12, a2, 48)
+    mull(a14, a14, a12)
+    add(a5, a5, a14)
+    l32i(a14, a1, 8)
+    add(a5, a5, a14)
+    l32i(a6, a3, 8)
+    add(a6, a6, a3)
+    l32i(a9, a2, 44)
+    movi(a13, 128)
+    nop_n()
+    data(3, 0x11A976)  # loopgtz a9, +18 bytes
+    l8ui(a12, a5, 0)
+    addi(a5, a5, 1)
+    xor(a12, a12, a13)
+    addi(a12, a12, -128)
+    s16i(a12, a6, 0)
+    addi(a6, a6, 2)
+    # ---- scores against every key, their maximum
+    l32i(a15, a3, 8)
+    add(a15, a15, a3)
+    addi(a15, a15, -4)  # Q - 4: LDINC adds 4 first
+    l32i(a4, a3, 12)
+    add(a4, a4, a3)
+    addi(a4, a4, -4)
+    data(3, 0x802404)  # ldinc m2, a4: K word 0
+    l32i(a6, a3, 0)  # pd
+    l32i(a7, a3, 24)
+    add(a7, a7, a3)  # scores
+    l32i(a8, a2, 36)  # S
+    movi_n(a9, 0)
+    movi_n(a10, 1)
+    slli(a10, a10, 31)  # top = -2^31
+    label(score)
+    mov(a5, a15)
+    data(3, 0x800504)  # ldinc m0, a5: Q word 0
+    data(3, 0x131090)  # wsr a9, acclo
+    nop()
+    data(3, 0x0BA676)  # loopgtz a6, +12 bytes
+    data(3, 0x081504)  # mula.dd.ll.ldinc m1, a5, m0, m2
+    data(3, 0x0B3404)  # mula.dd.hh.ldinc m3, a4, m0, m2
+    data(3, 0x084544)  # mula.dd.ll.ldinc m0, a5, m1, m3
+    data(3, 0x0B6444)  # mula.dd.hh.ldinc m2, a4, m1, m3
+    data(3, 0x0310B0)  # rsr a11, acclo
+    data(3, 0x53AAB0)  # max a10, a10, a11
+    s32i(a11, a7, 0)
+    addi(a7, a7, 4)
+    addi(a8, a8, -1)
+    bnez(a8, score)
+    # ---- e_j from the table, their total
+    l32i(a7, a3, 24)
+    add(a7, a7, a3)
+    l32i(a6, a3, 20)
+    add(a6, a6, a3)  # P
+    l32i(a4, a1, 24)  # table
+    l32i(a5, a2, 88)  # score cap
+    l32i(a8, a2, 76)  # m
+    l32i(a12, a2, 80)  # s
+    movi_n(a9, 1)
+    ssl(a12)
+    sll(a9, a9)
+    srai(a9, a9, 1)  # half
+    l32i(a11, a2, 84)  # p
+    movi_n(a13, 0)  # total
+    l32i(a14, a2, 36)
+    j(exp_choose)
+    label(exp_shifted)  # p > 0
+    nop_n()
+    nop()
+    data(3, 0x2CAE76)  # loopgtz a14, +45 bytes
+    l32i(a14, a7, 0)
+    sub(a14, a10, a14)
+    data(3, 0x43EE50)  # min a14, a14, a5
+    ssr(a11)
+    sra(a14, a14)
+    mull(a14, a14, a8)
+    add(a14, a14, a9)
+    ssr(a12)
+    sra(a14, a14)
+    addx2(a14, a14, a4)
+    l16ui(a14, a14, 0)
+    s16i(a14, a6, 0)
+    add(a13, a13, a14)
+    addi(a7, a7, 4)
+    addi(a6, a6, 2)
+    j(normalise)
+    label(exp_plain)  # p = 0: one shift, set once
+    ssr(a12)
+    nop()
+    nop()
+    data(3, 0x23AE76)  # loopgtz a14, +36 bytes
+    l32i(a14, a7, 0)
+    sub(a14, a10, a14)
+    data(3, 0x43EE50)  # min a14, a14, a5
+    mull(a14, a14, a8)
+    add(a14, a14, a9)
+    sra(a14, a14)
+    addx2(a14, a14, a4)
+    l16ui(a14, a14, 0)
+    s16i(a14, a6, 0)
+    add(a13, a13, a14)
+    addi(a7, a7, 4)
+    addi(a6, a6, 2)
+    j(normalise)
+    label(exp_choose)
+    beqz(a11, exp_plain)
+    j(exp_shifted)
+    # ---- inv = (2^30 + total / 2) // total; -P_j = (-e_j inv + 2^14 - 1) >> 15
+    label(normalise)
+    srai(a14, a13, 1)
+    movi_n(a15, 1)
+    slli(a15, a15, 30)
+    add(a14, a14, a15)
+    data(3, 0xC2EED0)  # quou a14, a14, a13
+    neg(a14, a14)
+    l32i(a6, a3, 20)
+    add(a6, a6, a3)
+    movi(a5, 16383)
+    l32i(a7, a2, 36)
+    nop()
+    data(3, 0x11A776)  # loopgtz a7, +18 bytes
+    l16ui(a8, a6, 0)
+    mull(a8, a8, a14)
+    add(a8, a8, a5)
+    srai(a8, a8, 15)
+    s16i(a8, a6, 0)
+    addi(a6, a6, 2)
+    # ---- the context: out = ctx + (first + i) E + col, D outputs
+    l32i(a14, a2, 60)
+    add(a11, a2, a14)
+    l32i(a14, a1, 4)
+    l32i(a12, a1, 12)
+    add(a14, a14, a12)
+    l32i(a12, a2, 48)
+    mull(a14, a14, a12)
+    add(a11, a11, a14)
+    l32i(a14, a1, 8)
+    add(a11, a11, a14)
+    l32i(a15, a3, 20)
+    add(a15, a15, a3)
+    addi(a15, a15, -4)  # P - 4
+    l32i(a4, a3, 16)
+    add(a4, a4, a3)
+    addi(a4, a4, -4)
+    data(3, 0x802404)  # ldinc m2, a4: V word 0
+    l32i(a6, a3, 4)  # ps
+    l32i(a7, a2, 44)  # D
+    l32i(a8, a2, 12)  # cap
+    neg(a9, a8)
+    l32i(a10, a2, 0)  # m
+    l32i(a12, a2, 8)  # p
+    l32i(a13, a2, 4)  # s
+    movi_n(a14, 1)
+    ssl(a13)
+    sll(a14, a14)
+    srai(a14, a14, 1)  # half
+    movi_n(a3, 0)
+    label(out)
+    mov(a5, a15)
+    data(3, 0x800504)  # ldinc m0, a5: P word 0
+    data(3, 0x131030)  # wsr a3, acclo
+    nop_n()
+    data(3, 0x0BA676)  # loopgtz a6, +12 bytes
+    data(3, 0x081504)  # mula.dd.ll.ldinc m1, a5, m0, m2
+    data(3, 0x0B3404)  # mula.dd.hh.ldinc m3, a4, m0, m2
+    data(3, 0x084544)  # mula.dd.ll.ldinc m0, a5, m1, m3
+    data(3, 0x0B6444)  # mula.dd.hh.ldinc m2, a4, m1, m3
+    data(3, 0x031020)  # rsr a2, acclo
+    data(3, 0x432280)  # min a2, a2, a8
+    data(3, 0x532290)  # max a2, a2, a9
+    ssr(a12)
+    sra(a2, a2)
+    mull(a2, a2, a10)
+    add(a2, a2, a14)
+    ssr(a13)
+    sra(a2, a2)
+    data(3, 0x332200)  # clamps a2, a2, 7
+    s8i(a2, a11, 0)
+    addi(a11, a11, 1)
+    addi(a7, a7, -1)
+    bnez(a7, out)
+    l32i(a2, a1, 16)
+    l32i(a3, a1, 20)
+    # ---- next query, head, sequence
+    l32i(a14, a1, 12)
+    addi(a14, a14, 1)
+    s32i(a14, a1, 12)
+    l32i(a13, a2, 36)
+    sub(a14, a14, a13)
+    bnez(a14, query)
+    l32i(a14, a1, 8)
+    l32i(a13, a2, 44)
+    add(a14, a14, a13)
+    s32i(a14, a1, 8)
+    l32i(a13, a2, 48)
+    sub(a14, a14, a13)
+    bnez(a14, head)
+    l32i(a14, a1, 4)
+    l32i(a13, a2, 36)
+    add(a14, a14, a13)
+    s32i(a14, a1, 4)
+    l32i(a13, a2, 28)
+    sub(a14, a14, a13)
+    bnez(a14, seq)
