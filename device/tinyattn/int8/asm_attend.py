@@ -54,10 +54,10 @@ def attend(a2, a3, a4):
     slli(a7, a7, 3)  # 8 pd: a widened row's bytes
     l32i(a8, a2, 36)  # S rows
     l32i(a9, a2, 44)  # D items each
+    nop()  # aligns the loop bodies below
     label(krow)
     mov(a10, a5)
     mov(a11, a6)
-    nop()
     data(3, 0x0EA976)  # loopgtz a9, +15 bytes
     l8ui(a12, a10, 0)
     addi(a10, a10, 1)
@@ -84,9 +84,9 @@ def attend(a2, a3, a4):
     slli(a7, a7, 3)  # 8 ps
     l32i(a8, a2, 44)  # D rows
     movi(a13, 128)
+    nop()
     label(vrow)
     mov(a11, a6)
-    nop()
     data(3, 0x0EA976)  # loopgtz a9, +15 bytes
     l8ui(a12, a5, 0)
     addi(a5, a5, 1)
@@ -122,26 +122,24 @@ def attend(a2, a3, a4):
     addi(a12, a12, -128)
     s16i(a12, a6, 0)
     addi(a6, a6, 2)
-    # ---- scores against every key, their maximum
-    l32i(a15, a3, 8)
-    add(a15, a15, a3)
-    addi(a15, a15, -4)  # Q - 4: LDINC adds 4 first
-    l32i(a4, a3, 12)
-    add(a4, a4, a3)
-    addi(a4, a4, -4)
-    data(3, 0x802404)  # ldinc m2, a4: K word 0
+    # ---- scores against every key, their maximum (top, in a10)
     l32i(a6, a3, 0)  # pd
     l32i(a7, a3, 24)
     add(a7, a7, a3)  # scores
-    l32i(a8, a2, 36)  # S
-    movi_n(a9, 0)
-    movi_n(a10, 1)
-    slli(a10, a10, 31)  # top = -2^31
+    l32i(a4, a3, 12)
+    add(a4, a4, a3)
+    addi(a4, a4, -4)  # K - 4: LDINC adds 4 first
+    j(score_choose)
+    label(score_any)  # any D: the query row from memory, each key a LOOPGTZ of pd passes
+    l32i(a15, a3, 8)
+    add(a15, a15, a3)
+    addi(a15, a15, -4)  # Q - 4
+    data(3, 0x802404)  # ldinc m2, a4: K word 0
+    nop_n()
     label(score)
     mov(a5, a15)
     data(3, 0x800504)  # ldinc m0, a5: Q word 0
     data(3, 0x131090)  # wsr a9, acclo
-    nop()
     data(3, 0x0BA676)  # loopgtz a6, +12 bytes
     data(3, 0x081504)  # mula.dd.ll.ldinc m1, a5, m0, m2
     data(3, 0x0B3404)  # mula.dd.hh.ldinc m3, a4, m0, m2
@@ -151,8 +149,64 @@ def attend(a2, a3, a4):
     data(3, 0x53AAB0)  # max a10, a10, a11
     s32i(a11, a7, 0)
     addi(a7, a7, 4)
-    addi(a8, a8, -1)
-    bnez(a8, score)
+    bne(a7, a8, score)
+    j(scored)
+    label(score_16)  # D <= 16 in 4 passes: the query row in a5..a12, one LOOP over the keys
+    l32i(a14, a3, 8)
+    add(a14, a14, a3)
+    l32i(a5, a14, 0)
+    l32i(a6, a14, 4)
+    l32i(a7, a14, 8)
+    l32i(a8, a14, 12)
+    l32i(a9, a14, 16)
+    l32i(a10, a14, 20)
+    l32i(a11, a14, 24)
+    l32i(a12, a14, 28)
+    l32i(a13, a3, 24)
+    add(a13, a13, a3)  # scores
+    data(3, 0x800404)  # ldinc m0, a4: K word 0
+    movi_n(a14, 1)
+    slli(a14, a14, 31)  # top = -2^31
+    l32i(a2, a2, 36)  # S
+    movi_n(a3, 0)
+    nop_n()
+    data(3, 0x3EA276)  # loopgtz a2, +63 bytes
+    data(3, 0x131030)  # wsr a3, acclo
+    data(3, 0x481454)  # mula.da.ll.ldinc m1, a4, m0, a5
+    data(3, 0x6B0054)  # mula.da.hh m0, a5
+    data(3, 0x484464)  # mula.da.ll.ldinc m0, a4, m1, a6
+    data(3, 0x6B4064)  # mula.da.hh m1, a6
+    data(3, 0x481474)  # mula.da.ll.ldinc m1, a4, m0, a7
+    data(3, 0x6B0074)  # mula.da.hh m0, a7
+    data(3, 0x484484)  # mula.da.ll.ldinc m0, a4, m1, a8
+    data(3, 0x6B4084)  # mula.da.hh m1, a8
+    data(3, 0x481494)  # mula.da.ll.ldinc m1, a4, m0, a9
+    data(3, 0x6B0094)  # mula.da.hh m0, a9
+    data(3, 0x4844A4)  # mula.da.ll.ldinc m0, a4, m1, a10
+    data(3, 0x6B40A4)  # mula.da.hh m1, a10
+    data(3, 0x4814B4)  # mula.da.ll.ldinc m1, a4, m0, a11
+    data(3, 0x6B00B4)  # mula.da.hh m0, a11
+    data(3, 0x4844C4)  # mula.da.ll.ldinc m0, a4, m1, a12
+    data(3, 0x6B40C4)  # mula.da.hh m1, a12
+    data(3, 0x0310F0)  # rsr a15, acclo
+    data(3, 0x53EEF0)  # max a14, a14, a15
+    s32i(a15, a13, 0)
+    addi(a13, a13, 4)
+    l32i(a2, a1, 16)
+    l32i(a3, a1, 20)
+    mov(a10, a14)
+    j(scored)
+    label(score_choose)
+    l32i(a8, a2, 36)
+    slli(a8, a8, 2)
+    add(a8, a8, a7)  # scores end
+    movi_n(a9, 0)
+    movi_n(a10, 1)
+    slli(a10, a10, 31)  # top = -2^31
+    addi(a14, a6, -4)
+    beqz(a14, score_16)
+    j(score_any)
+    label(scored)
     # ---- e_j from the table, their total
     l32i(a7, a3, 24)
     add(a7, a7, a3)
@@ -171,8 +225,6 @@ def attend(a2, a3, a4):
     l32i(a14, a2, 36)
     j(exp_choose)
     label(exp_shifted)  # p > 0
-    nop_n()
-    nop()
     data(3, 0x2CAE76)  # loopgtz a14, +45 bytes
     l32i(a14, a7, 0)
     sub(a14, a10, a14)
@@ -192,8 +244,7 @@ def attend(a2, a3, a4):
     j(normalise)
     label(exp_plain)  # p = 0: one shift, set once
     ssr(a12)
-    nop()
-    nop()
+    nop_n()
     data(3, 0x23AE76)  # loopgtz a14, +36 bytes
     l32i(a14, a7, 0)
     sub(a14, a10, a14)
@@ -250,7 +301,8 @@ def attend(a2, a3, a4):
     addi(a4, a4, -4)
     data(3, 0x802404)  # ldinc m2, a4: V word 0
     l32i(a6, a3, 4)  # ps
-    l32i(a7, a2, 44)  # D
+    l32i(a7, a2, 44)
+    add(a7, a7, a11)  # the context row's end
     l32i(a8, a2, 12)  # cap
     neg(a9, a8)
     l32i(a10, a2, 0)  # m
@@ -261,11 +313,11 @@ def attend(a2, a3, a4):
     sll(a14, a14)
     srai(a14, a14, 1)  # half
     movi_n(a3, 0)
+    nop()
     label(out)
     mov(a5, a15)
     data(3, 0x800504)  # ldinc m0, a5: P word 0
     data(3, 0x131030)  # wsr a3, acclo
-    nop_n()
     data(3, 0x0BA676)  # loopgtz a6, +12 bytes
     data(3, 0x081504)  # mula.dd.ll.ldinc m1, a5, m0, m2
     data(3, 0x0B3404)  # mula.dd.hh.ldinc m3, a4, m0, m2
@@ -283,8 +335,7 @@ def attend(a2, a3, a4):
     data(3, 0x332200)  # clamps a2, a2, 7
     s8i(a2, a11, 0)
     addi(a11, a11, 1)
-    addi(a7, a7, -1)
-    bnez(a7, out)
+    bne(a11, a7, out)
     l32i(a2, a1, 16)
     l32i(a3, a1, 20)
     # ---- next query, head, sequence
