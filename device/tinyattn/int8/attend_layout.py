@@ -4,11 +4,13 @@
 MAC16 multiplies 16-bit halves and loads 32 bits at a time, so the kernel widens, per
 sequence and head, K_h and V_h^T to int16 in the work buffer, and per query the query row;
 each row is padded with zeros to a multiple of 4 items (one pass of its MAC loop) and each
-area has 2 items of look-ahead room (the loop loads one word past what it multiplies). The
+area has 2 items of look-ahead room (the loop loads one word past what it multiplies). K and V
+rows are widened two items at a time: with an odd length the item after the row lands in its
+padding, where the zeros of the query row's (P's) padding multiply it. The
 work buffer, array('i'), byte offsets from its start:
 
-    0: words   passes over D (pd), passes over S (ps), then the areas' offsets: Q, K, V, P,
-               scores (GEOMETRY words in all)
+    0: words   passes over D (pd), passes over S (ps), the areas' offsets (Q, K, V, P,
+               scores), then words the kernel fills in (GEOMETRY words in all)
     Q          the query row, int16, 4 pd + 2 items
     K          S rows of 4 pd int16 (k - 128), + 2
     V          D rows of 4 ps int16 (128 - v: negated, see asm_attend), + 2
@@ -24,7 +26,7 @@ import array
 
 from .constants import EXP_HI, EXP_LIMIT, EXP_LO
 
-GEOMETRY = 8
+GEOMETRY = 16
 
 
 def _passes(n):
