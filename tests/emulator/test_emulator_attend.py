@@ -11,10 +11,10 @@ import random
 import pytest
 
 from emulated_cases import run_case, write_case
+from emulator_tools import loop_body_starts
 from tinyattn_host.emulator.device_glue import DEVICE_DIR, device_package
 
 ASM = DEVICE_DIR / "tinyattn" / "int8" / "asm_attend.py"
-LOOPGTZ = 0xA076
 FAST_CALLS = []
 
 
@@ -82,7 +82,12 @@ def attention_inputs(rng, seqs, S, H, D, kind):
     return q, k, vt
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "S%d-H%d-D%d-%s-%g" % (s[1:4] + s[5:] + s[4:5]))
+def shape_id(shape):
+    seqs, S, H, D, r, kind = shape
+    return "B%d-S%d-H%d-D%d-%g-%s" % (seqs, S, H, D, r, kind)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=shape_id)
 def test_mac16_attend_equals_viper(emulator, shape):
     seqs, S, H, D, r, kind = shape
     with device_package(emulator):
@@ -127,6 +132,5 @@ def test_self_test_passes_and_masked_calls_stay_on_viper(emulator):
 
 def test_loop_bodies_start_4_byte_aligned(emulator):
     code = emulator.module(ASM)["attend"].loaded.code
-    starts = [i + 3 for i in range(len(code) - 2)
-              if int.from_bytes(code[i:i + 3], "little") & 0xF0FF == LOOPGTZ]
+    starts = loop_body_starts(code)
     assert len(starts) == 9 and all(s % 4 == 0 for s in starts), starts

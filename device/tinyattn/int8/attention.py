@@ -102,7 +102,8 @@ class QAttention:
             self.Q, self.ctx = array.array("b", bytes(n)), array.array("b", bytes(n))
             self.K, self.VT = bytearray(n), bytearray(n)  # offset binary
             self.out = array.array(self.out_code, bytes(n * (4 if self.mults["out"] is None else 1)))
-            self.core = kernels_attend.attend_header(S, H, D, self.mults["score"], self.mults["ctx"])
+            self.core = kernels_attend.attend_header(S, H, D, self.mults["score"],
+                                                     self.mults["ctx"])
             self._attend = backend.attend_kernel(S, D, self.mults["score"])
             self._shape = (rows, S)
         h, w = self.headers, self.weights
