@@ -6,10 +6,10 @@ buffer (mac16_layout), bit for bit against the integer reference; its inner loop
 import pytest
 
 from emulated_cases import run_case
+from emulator_tools import loop_body_starts
 from tinyattn_host.emulator.device_glue import DEVICE_DIR
 
 ASM = DEVICE_DIR / "tinyattn" / "int8" / "asm_mac16.py"
-LOOPGTZ = 0xA076
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +45,7 @@ def test_mac16_linear_matches_reference(emulator, linear_cases, name):
 
 def test_loop_bodies_start_4_byte_aligned(emulator):
     code = emulator.module(ASM)["linear"].loaded.code
-    starts = [i + 3 for i in range(len(code) - 2)
-              if int.from_bytes(code[i:i + 3], "little") & 0xF0FF == LOOPGTZ]
+    starts = loop_body_starts(code)
     assert len(starts) == 2 and all(s % 4 == 0 for s in starts), starts
 
 

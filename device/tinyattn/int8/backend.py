@@ -1,6 +1,7 @@
-"""Which linear kernel the int8 layers run: the MAC16 one (asm_mac16, xtensawin firmware
-built with MICROPY_EMIT_INLINE_XTENSA=1) when it is there and passes its self-test, else the
-viper one (kernels.linear, every port). Chosen once, on first use:
+"""Which kernels the int8 layers run: the MAC16 ones (asm_mac16's linear, asm_attend's
+attention core; xtensawin firmware built with MICROPY_EMIT_INLINE_XTENSA=1) when they are
+there and pass their self-test, else the viper ones (kernels.linear, kernels_attend.attend,
+every port). Chosen once, on first use:
 
 - forced viper: FORCE_VIPER set, or a file named VIPER_FILE in the current folder;
 - a MARKER file left behind: the last self-test never finished (an illegal instruction
@@ -9,8 +10,8 @@ viper one (kernels.linear, every port). Chosen once, on first use:
   SyntaxError (the asm module is then never imported: on such a firmware its code would run
   as bytecode);
 - not xtensawin (sys.implementation._mpy);
-- else MARKER is written, the MAC16 kernel is checked against the viper one on seeded inputs,
-  MARKER is removed; a mismatch prints one line and keeps viper.
+- else MARKER is written, the MAC16 kernels are checked against the viper ones on seeded
+  inputs, MARKER is removed; a mismatch prints one line and keeps viper.
 
     tinyattn.int8.backend.backend()   -> ("mac16" | "viper", why)
 """
@@ -18,7 +19,7 @@ viper one (kernels.linear, every port). Chosen once, on first use:
 import os
 import sys
 
-from . import kernels
+from . import fast_attend, kernels, kernels_attend
 from .fixedpoint import fixed_point
 
 FORCE_VIPER = False
@@ -51,14 +52,15 @@ def is_xtensawin():
 
 
 class Mac16:
-    """The MAC16 kernel and its operand layout (imported only when chosen)."""
+    """The MAC16 kernels and the linear's operand layout (imported only when chosen)."""
 
     name = "mac16"
 
     def __init__(self):
-        from . import asm_mac16, mac16_layout
+        from . import asm_attend, asm_mac16, mac16_layout
 
         self.linear, self.layout = asm_mac16.linear, mac16_layout
+        self.attend = asm_attend.attend
 
     def operands(self, w, cols, depth):
         return self.layout.operands(w, cols, depth)
@@ -96,7 +98,8 @@ def self_test(fast, seed=12345):
             outs.append(bytes(dst))
         if outs[0] != outs[1]:
             return "linear (%d, %d, %d) differs from viper" % (rows, cols, depth)
-    return None
+    attend = getattr(fast, "attend", None)
+    return None if attend is None else fast_attend.self_test(attend)
 
 
 def choose(fast=Mac16, has_asm=has_inline_asm, xtensawin=is_xtensawin, folder=""):
@@ -149,3 +152,12 @@ def linear_kernel(w, cols, depth):
     if fast is None:
         return kernels.linear, w
     return fast.linear, fast.operands(w, cols, depth)
+
+
+def attend_kernel(seq_len, head_dim, score_mult):
+    """function(header) running a layer's bound attention header: the fast core (for calls
+    without mask or trace, fast_attend.core) when the backend has one, else viper's."""
+    attend = getattr(_ensure()[2], "attend", None)
+    if attend is None or not fast_attend.fits(score_mult):
+        return kernels_attend.attend
+    return fast_attend.core(attend, seq_len, head_dim, score_mult)
