@@ -1,0 +1,124 @@
+"""The PIE linear kernel (device/tinyattn/int8/asm_pie.py: EE.VMULAS.S8.ACCX.LD.IP on
+16-byte-aligned int8 weights, pie_layout) on Espressif's emulated ESP32-S3 (QEMU_XTENSA_S3,
+the user's own build; tinyattn_host.emulator.s3): the board cases' 40 linear configurations
+and worst-case inputs with kernels.linear replaced by it, extreme int8 values at depths that
+are no multiple of 16 or 32, bit for bit against the integer reference; its inner loop's cost.
+Without QEMU_XTENSA_S3 the module skips with one line."""
+
+import array
+
+import numpy as np
+import pytest
+
+from tinyattn_host.emulator import s3
+
+if s3.missing_reason():
+    pytest.skip(s3.missing_reason(), allow_module_level=True)
+
+from emulated_cases import run_case, write_case  # noqa: E402
+from tinyattn_host.emulator.device_glue import DEVICE_DIR, device_package  # noqa: E402
+from tinyattn_host.reference import int8 as ref  # noqa: E402
+
+ASM = DEVICE_DIR / "tinyattn" / "int8" / "asm_pie.py"
+LOOPGTZ = 0xA076
+PIE_CALLS = []
+
+
+@pytest.fixture(scope="module")
+def emulator_s3():
+    from tinyattn_host.emulator.machine import Emulator
+
+    with Emulator(s3=True) as emu:
+        yield emu
+
+
+@pytest.fixture(scope="module")
+def linear_cases(tmp_path_factory):
+    from test_kernels import make_fixtures
+
+    return write_case(tmp_path_factory.mktemp("case_kernels"), "case_kernels", make_fixtures())
+
+
+def pie_in_place_of_viper(emulator):
+    """kernels.linear(h, w) -> the PIE kernel on w's operand buffer (made on each call)."""
+    import tinyattn.int8.kernels as K
+    from tinyattn.int8 import backend
+
+    pie = backend.Pie()
+
+    def linear(h, w):
+        pie.linear(h, pie.operands(w, h[K._COLS], h[K._DEPTH]))
+        PIE_CALLS.append(emulator.calls[-1])
+
+    K.linear = linear
+
+
+@pytest.mark.parametrize("name", ["test_linear_matches_reference_bit_for_bit",
+                                  "test_worst_case_inputs_match_reference"])
+def test_pie_linear_matches_reference(emulator_s3, linear_cases, name):
+    PIE_CALLS.clear()
+    run_case(emulator_s3, linear_cases, "case_kernels", name, setup=pie_in_place_of_viper)
+    assert len(PIE_CALLS) >= {"test_linear_matches_reference_bit_for_bit": 40}.get(name, 2)
+
+
+def _run(emu, x, w, cols, depth, rows=1, offset_binary=False):
+    """The PIE kernel's int32 outputs of rows x (int8, or offset binary) times offset-binary
+    w, and its executed instructions."""
+    with device_package(emu):
+        from tinyattn.int8 import backend, kernels as K
+
+        out = array.array("i", bytes(4 * rows * cols))
+        h = K.linear_header(cols, depth)
+        src = bytearray(x) if offset_binary else array.array("b", x)
+        K.bind_linear(h, w, rows, src, out, offset_binary=offset_binary)
+        pie = backend.Pie()
+        pie.linear(h, pie.operands(w, cols, depth))
+        return list(out), emu.calls[-1].instructions
+
+
+@pytest.mark.parametrize("depth", [1, 15, 17, 31, 33, 100, 4096])
+def test_extreme_int8_values_are_exact(emulator_s3, depth):
+    """x = -128 against w = -128 (+2^14 a product, the largest), and against 127 (the most
+    negative sum), alternating signs: nothing saturates, every dot product exact."""
+    cols, rows = 3, 2
+    x = np.array([[-128] * depth, [(-128, 127)[k % 2] for k in range(depth)]])
+    w = np.array([[-128] * depth, [127] * depth, [(127, -128)[k % 2] for k in range(depth)]])
+    got, _ = _run(emulator_s3, x.ravel().tolist(), bytearray((w + 128).ravel().tolist()),
+                  cols, depth, rows)
+    assert got == ref.matmul_xwt(x, w).ravel().tolist()
+    assert max(map(abs, got)) == depth * 128 * 128
+
+
+def test_offset_binary_source_is_exact(emulator_s3):
+    rng = np.random.default_rng(7)
+    depth, cols, rows = 45, 5, 3
+    x = rng.integers(-128, 128, (rows, depth))
+    w = rng.integers(-128, 128, (cols, depth))
+    got, _ = _run(emulator_s3, bytearray((x + 128).ravel().tolist()),
+                  bytearray((w + 128).ravel().tolist()), cols, depth, rows, offset_binary=True)
+    assert got == ref.matmul_xwt(x, w).ravel().tolist()
+
+
+def test_loop_bodies_start_4_byte_aligned(emulator_s3):
+    code = emulator_s3.module(ASM)["linear"].loaded.code
+    starts = [i + 3 for i in range(len(code) - 2)
+              if int.from_bytes(code[i:i + 3], "little") & 0xF0FF == LOOPGTZ]
+    assert len(starts) == 2 and all(s % 4 == 0 for s in starts), starts
+
+
+def test_inner_loop_is_8_macs_per_instruction(emulator_s3):
+    """Two calls that differ only in depth (64 and 128, 16 columns) differ by 4 instructions
+    a pass of 32 MACs a column (plus the copy of the longer row: 5 instructions an item):
+    8 MACs an executed instruction in the inner loop, 16 a VMULAS."""
+    cols = 16
+    counts = {}
+    for depth in (64, 128):
+        x = [((5 * k) % 255) - 127 for k in range(depth)]
+        w = bytearray((7 * i + 1) & 255 for i in range(cols * depth))
+        got, counts[depth] = _run(emulator_s3, x, w, cols, depth)
+        want = ref.matmul_xwt(np.array([x]), np.array(list(w)).reshape(cols, depth) - 128)
+        assert got == want.ravel().tolist()
+    extra = counts[128] - counts[64]
+    passes = 64 // 32
+    assert extra == cols * passes * 4 + 5 * 64, (counts, extra)
+    assert cols * 64 / (cols * passes * 4) == 8
