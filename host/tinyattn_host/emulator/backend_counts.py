@@ -20,30 +20,34 @@ ROWS, DEPTHS, COLS = 4, (64, 72), (16, 32)
 
 
 def _choose(ta, name, folder):
-    """Make `name` ("viper" or "mac16") the backend of the device package `ta`."""
+    """Make `name` ("viper", "mac16" or "pie") the backend of the device package `ta`."""
     from tinyattn.int8 import backend
 
     backend.reset()
     if name == "viper":
         backend._chosen = ("viper", "as asked", None)
     else:  # the real choice, with the emulated chip's facts: xtensawin, inline assembler
-        backend._chosen = backend.choose(xtensawin=lambda: True, folder=folder)
+        fast = {"mac16": backend.Mac16, "pie": backend.Pie}[name]
+        backend._chosen = backend.choose(fast, xtensawin=lambda: True, folder=folder)
     return backend._chosen[0]
 
 
-def mac16_loop_per_mac(emu, rng):
-    from tinyattn.int8 import asm_mac16, kernels as K, mac16_layout
+def fast_loop_per_mac(emu, rng, name="mac16", depths=DEPTHS):
+    """Instructions per MAC of the inner loop of fast kernel `name` (the double difference;
+    depths a whole number of the kernel's passes apart)."""
+    from tinyattn.int8 import backend, kernels as K
 
+    kernel = {"mac16": backend.Mac16, "pie": backend.Pie}[name]()
     count = {}
-    for d in DEPTHS:
+    for d in depths:
         for c in COLS:
             w = bytearray(rng.randrange(256) for _ in range(c * d))
             x = array.array("b", bytes(rng.randrange(256) for _ in range(ROWS * d)))
             h = K.linear_header(c, d)
             K.bind_linear(h, w, ROWS, x, array.array("i", bytes(4 * ROWS * c)))
-            asm_mac16.linear(h, mac16_layout.operands(w, c, d))
+            kernel.linear(h, kernel.operands(w, c, d))
             count[d, c] = emu.calls[-1].instructions
-    (d1, d2), (c1, c2) = DEPTHS, COLS
+    (d1, d2), (c1, c2) = depths, COLS
     extra = (count[d2, c2] - count[d1, c2]) - (count[d2, c1] - count[d1, c1])
     return extra / (ROWS * (c2 - c1) * (d2 - d1))
 
@@ -64,7 +68,7 @@ def measure(emu, seed=22):
 
         ta.kernels = kernels
         result = {"loop": {"viper": loop_alone_run(emu, ta, rng).per_unit,
-                           "mac16": mac16_loop_per_mac(emu, rng)}, "forward": {}}
+                           "mac16": fast_loop_per_mac(emu, rng)}, "forward": {}}
         for name in ("viper", "mac16"):
             chosen, runs, out = forward(emu, ta, name, tmp + "/", seed)
             if chosen != name:

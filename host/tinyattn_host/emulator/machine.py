@@ -59,7 +59,8 @@ class Emulator:
         self.cpu = cpu(self.funtable.native)
         self.limit = limit
         self.buffers = self.objects.buffers = BufferMirror(self.cpu, self.regions["buffers"])
-        self.cpu.write(place.FUN_TABLE, self.funtable.table_bytes())
+        self.fun_table = place.FUN_TABLE
+        self.cpu.write(self.fun_table, self.funtable.table_bytes())
         self._args = self.regions["runtime"].take(4 * MAX_ARGS)
         self._modules = {}
         self.patch = patch
@@ -80,7 +81,7 @@ class Emulator:
         key = str(Path(source).resolve())
         if key not in self._modules:
             loaded = load_module(self.cpu, self.regions, self.objects,
-                                 compile_xtensawin(source), self.patch)
+                                 compile_xtensawin(source), self.patch, self.fun_table)
             self._modules[key] = {n: EmulatedFunction(self, f) for n, f in loaded.items()}
         return self._modules[key]
 

@@ -25,10 +25,12 @@ from .xtensa_cpu import (CALLX8_A15, PS_RUN, STUB_COUNT, VECTORS, CallResult, Em
 QEMU_S3 = os.environ.get("QEMU_XTENSA_S3")
 ARGS = ["-M", "esp32s3", "-cpu", "esp32s3", "-nodefaults", "-display", "none",
         "-monitor", "none", "-serial", "none", "-semihosting", "-S"]
-# the gdb register numbers of Espressif's esp32s3 core (target/xtensa/core-esp32s3)
-REG = {"pc": 0, "lcount": 67, "windowbase": 69, "windowstart": 70, "ps": 73, "epc1": 139,
-       "cpenable": 160, "vecbase": 165, "exccause": 166, "debugcause": 167, "icount": 170,
-       "icountlevel": 171, "a0": 212}
+# the gdb register numbers of Espressif's esp32s3 core (target/xtensa/core-esp32s3); its
+# stub answers the first 212 only: a0..a15 are reached as the physical ar registers
+REG = {"pc": 0, "ar0": 1, "lcount": 67, "windowbase": 69, "windowstart": 70, "ps": 73,
+       "epc1": 139, "cpenable": 160, "vecbase": 165, "exccause": 166, "debugcause": 167,
+       "icount": 170, "icountlevel": 171}
+AREGS = 64
 IRAM, DRAM = 0x40370000, 0x3FC80000
 VECBASE = IRAM  # 1 KB of vectors, each a breakpoint
 TRAMPOLINE = IRAM + 0x400
@@ -96,16 +98,23 @@ class S3Cpu:
         self.gdb.close()
         self._folder.cleanup()
 
+    def _index(self, name):
+        """The gdb number of a register by name, or of a0..a15 (of the current window) by
+        its number."""
+        if not isinstance(name, int):
+            return REG[name]
+        return REG["ar0"] + (4 * self.get("windowbase") + name) % AREGS
+
     def get(self, name):
         """A register by name, or a0..a15 by its number."""
-        index = REG["a0"] + name if isinstance(name, int) else REG[name]
+        index = self._index(name)
         reply = self.gdb.command("p%x" % index)
         if len(reply) < 8 or reply.startswith("E"):
             raise EmulatorError("gdbstub answered %r to reading %s" % (reply, name))
         return int.from_bytes(bytes.fromhex(reply[:8]), "little")
 
     def set(self, name, value):
-        index = REG["a0"] + name if isinstance(name, int) else REG[name]
+        index = self._index(name)
         self.gdb.checked("P%x=%s" % (index, (value & 0xFFFFFFFF).to_bytes(4, "little").hex()))
 
     def call(self, entry, args, on_stub, limit=1 << 30):
