@@ -108,8 +108,8 @@ def section(emu):
               "1 cycle an instruction gives ~1 cycle/MAC inside, and ~%d cycles for the four "
               "projections (executed instructions at 1 cycle each, stalls outside the loop not "
               "counted: a lower bound), ~%.1f ms at 240 MHz, against viper's ~17.9 cycles/MAC "
-              "(chipcost's estimate). PIE (EE.VMULAS.S8.ACCX) is not measured here: it needs "
-              "an emulator with an ESP32-S3 core." % (ml, ml / 240e3), ""]
+              "(chipcost's estimate). PIE (EE.VMULAS.S8.ACCX) needs an emulator with an "
+              "ESP32-S3 core: see the section on the PIE backend." % (ml, ml / 240e3), ""]
     return "\n".join(lines)
 
 

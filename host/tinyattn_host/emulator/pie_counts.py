@@ -14,6 +14,40 @@ from .device_glue import device_package
 from .kernel_runs import loop_alone_run
 
 HEADING = "## The PIE backend on the emulated ESP32-S3"
+NOTES = [
+    "To run it: build Espressif's QEMU fork (espressif/qemu) for `xtensa-softmmu` yourself "
+    "(this repository holds no recipe for it), check that `qemu-system-xtensa -M help` lists "
+    "`esp32s3`, then `export QEMU_XTENSA_S3=/path/to/that/qemu-system-xtensa` and run "
+    "`.venv/bin/python -m pytest -p no:xdist tests/emulator/test_pie.py` (the 40 linear "
+    "configurations and worst cases of the board cases, extreme int8 values at depths 1, "
+    "15, 17, 31, 33, 100 and 4096, the inner loop's count) and this command. Without "
+    "QEMU_XTENSA_S3 the tests skip with one line.",
+    "",
+    "Why nothing saturates (the ISA saturates the 40-bit ACCX, and Espressif's QEMU has "
+    "saturation bugs, espressif/qemu issues 161, 165 and 166): the kernel only uses "
+    "EE.VMULAS.S8.ACCX, whose 16 products of int8 lanes are at most 128 x 128 = 2^14 each, "
+    "so after K items |ACCX| <= K 2^14 <= 2^29 (K <= 32768, checked by linear_header), far "
+    "inside 2^39; no per-lane QACC accumulator is used.",
+    "",
+    "PIE under FreeRTOS on the board (esp-idf's Xtensa port, "
+    "components/freertos/FreeRTOS-Kernel/portable/xtensa: xtensa_vectors.S and portasm.S; "
+    "components/xtensa/esp32s3/include/xtensa/config/tie.h): PIE is coprocessor 3 "
+    "(`cop_ai`; XCHAL_CP_MASK 0x09 is it and the FPU, coprocessor 0), its state ACCX, QACC "
+    "and the q registers (tie.h's XCHAL_CP3_SA_LIST, 144 bytes; the list ends at q5, so the "
+    "kernel uses q0..q3 only). A task switch saves no coprocessor state: vPortYield clears "
+    "CPENABLE and the task's saved CPENABLE. A task's first PIE instruction then raises the "
+    "Coprocessor3Disabled exception (EXCCAUSE 35), which the user exception vector sends to "
+    "`_xt_coproc_exc`: it sets CPENABLE bit 3, makes the task the owner of coprocessor 3 on "
+    "its core (`_xt_coproc_owner_sa`), stores the previous owner's state into that task's "
+    "save area if it was using it (`xchal_cpi_store_funcbody`, marked in its CPSTORED), "
+    "loads the new owner's state if it had been stored, and returns to rerun the "
+    "instruction. So the state is saved lazily, only when another task uses PIE; "
+    "coprocessor instructions are for task code only (in an interrupt they panic). "
+    "MicroPython's code runs in its own task, so a kernel call costs at most one such "
+    "exception. Espressif's QEMU does not model this: its PIE instructions declare no "
+    "coprocessor (translate_tie_esp32s3.c) and run with CPENABLE clear.",
+    "",
+]
 PIE_DEPTHS = (64, 128)  # whole passes of 32 items apart
 
 
@@ -48,7 +82,7 @@ def section(emu):
              "build). PIE is `device/tinyattn/int8/asm_pie.py`, chosen by "
              "`tinyattn.int8.backend` after its self-test against viper (run in the emulator); "
              "both forwards give the same bytes. mp_fun_table's entries are answered in "
-             "Python here and not counted.", "",
+             "Python here and not counted.", ""] + NOTES + [
              "| backend | inner loop instr/MAC (measured) | Attention(64, 4) S = 64 forward: "
              "kernel instructions | of which linear | attention core | forward instr/MAC |",
              "|---|---:|---:|---:|---:|---:|"]
