@@ -122,3 +122,20 @@ def test_inner_loop_is_8_macs_per_instruction(emulator_s3):
     passes = 64 // 32
     assert extra == cols * passes * 4 + 5 * 64, (counts, extra)
     assert cols * 64 / (cols * passes * 4) == 8
+
+
+def test_pie_forward_equals_viper_and_its_projections_cost_over_10x_less():
+    """The int8 Attention(64, 4) S = 64 forward with the backend's PIE choice (its self-test
+    run on the S3) gives viper's bytes; the four projections run >= 10x fewer instructions.
+    On a machine of its own, as `emulate-pie` runs it."""
+    from tinyattn_host.emulator import pie_counts
+    from tinyattn_host.emulator.machine import Emulator
+
+    with Emulator(s3=True) as emu:
+        m = pie_counts.measure(emu)
+    (vr, vout), (pr, pout) = m["forward"]["viper"], m["forward"]["pie"]
+    assert vout == pout and any(vout)
+    assert m["loop"]["pie"] == 1 / 8
+    linear = lambda runs: sum(r.instructions for i, r in enumerate(runs) if i != 3)  # noqa
+    assert linear(vr) > 10 * linear(pr)
+    assert vr[3].instructions == pr[3].instructions  # the attention core is viper in both
