@@ -37,3 +37,32 @@ def run_case(emulator, folder, module, name, setup=None):
 def write_case(folder, module, fixtures):
     write_fixtures(Path(folder) / module, fixtures)
     return folder
+
+
+def fast_linear_in_place_of_viper(kind, calls):
+    """A run_case setup: kernels.linear(h, w) becomes tinyattn.int8.backend's `kind` kernel
+    ("Mac16", "Pie") on w's operand buffer (made on each call); each call is appended to
+    `calls` (the emulator's KernelCall)."""
+
+    def setup(emulator):
+        import tinyattn.int8.kernels as K
+        from tinyattn.int8 import backend
+
+        kernel = getattr(backend, kind)()
+
+        def linear(h, w):
+            kernel.linear(h, kernel.operands(w, h[K._COLS], h[K._DEPTH]))
+            calls.append(emulator.calls[-1])
+
+        K.linear = linear
+
+    return setup
+
+
+LOOPGTZ = 0xA076  # op0 6, the BRI8 loopgtz's fixed bits
+
+
+def loop_body_starts(code):
+    """Offsets of the first instruction of each LOOPGTZ body in machine code."""
+    return [i + 3 for i in range(len(code) - 2)
+            if int.from_bytes(code[i:i + 3], "little") & 0xF0FF == LOOPGTZ]

@@ -15,12 +15,12 @@ from tinyattn_host.emulator import s3
 if s3.missing_reason():
     pytest.skip(s3.missing_reason(), allow_module_level=True)
 
-from emulated_cases import run_case, write_case  # noqa: E402
+from emulated_cases import (fast_linear_in_place_of_viper, loop_body_starts,  # noqa: E402
+                            run_case)
 from tinyattn_host.emulator.device_glue import DEVICE_DIR, device_package  # noqa: E402
 from tinyattn_host.reference import int8 as ref  # noqa: E402
 
 ASM = DEVICE_DIR / "tinyattn" / "int8" / "asm_pie.py"
-LOOPGTZ = 0xA076
 PIE_CALLS = []
 
 
@@ -32,32 +32,12 @@ def emulator_s3():
         yield emu
 
 
-@pytest.fixture(scope="module")
-def linear_cases(tmp_path_factory):
-    from test_kernels import make_fixtures
-
-    return write_case(tmp_path_factory.mktemp("case_kernels"), "case_kernels", make_fixtures())
-
-
-def pie_in_place_of_viper(emulator):
-    """kernels.linear(h, w) -> the PIE kernel on w's operand buffer (made on each call)."""
-    import tinyattn.int8.kernels as K
-    from tinyattn.int8 import backend
-
-    pie = backend.Pie()
-
-    def linear(h, w):
-        pie.linear(h, pie.operands(w, h[K._COLS], h[K._DEPTH]))
-        PIE_CALLS.append(emulator.calls[-1])
-
-    K.linear = linear
-
-
 @pytest.mark.parametrize("name", ["test_linear_matches_reference_bit_for_bit",
                                   "test_worst_case_inputs_match_reference"])
 def test_pie_linear_matches_reference(emulator_s3, linear_cases, name):
     PIE_CALLS.clear()
-    run_case(emulator_s3, linear_cases, "case_kernels", name, setup=pie_in_place_of_viper)
+    run_case(emulator_s3, linear_cases, "case_kernels", name,
+             setup=fast_linear_in_place_of_viper("Pie", PIE_CALLS))
     assert len(PIE_CALLS) >= {"test_linear_matches_reference_bit_for_bit": 40}.get(name, 2)
 
 
@@ -101,8 +81,7 @@ def test_offset_binary_source_is_exact(emulator_s3):
 
 def test_loop_bodies_start_4_byte_aligned(emulator_s3):
     code = emulator_s3.module(ASM)["linear"].loaded.code
-    starts = [i + 3 for i in range(len(code) - 2)
-              if int.from_bytes(code[i:i + 3], "little") & 0xF0FF == LOOPGTZ]
+    starts = loop_body_starts(code)
     assert len(starts) == 2 and all(s % 4 == 0 for s in starts), starts
 
 
@@ -133,9 +112,10 @@ def test_pie_forward_equals_viper_and_its_projections_cost_over_10x_less():
 
     with Emulator(s3=True) as emu:
         m = pie_counts.measure(emu)
+    from tinyattn_host.emulator.backend_counts import linear_instructions
+
     (vr, vout), (pr, pout) = m["forward"]["viper"], m["forward"]["pie"]
     assert vout == pout and any(vout)
     assert m["loop"]["pie"] == 1 / 8
-    linear = lambda runs: sum(r.instructions for i, r in enumerate(runs) if i != 3)  # noqa
-    assert linear(vr) > 10 * linear(pr)
+    assert linear_instructions(vr) > 10 * linear_instructions(pr)
     assert vr[3].instructions == pr[3].instructions  # the attention core is viper in both

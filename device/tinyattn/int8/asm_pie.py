@@ -25,6 +25,10 @@ xtensa-modules opcode tables (Espressif's QEMU, target/xtensa/core-esp32s3); eac
 which instruction it is. The LOOPGTZ bodies start on a 4-byte boundary. Conditional branches
 go backwards only, after the first label (see asm_mac16).
 
+From the bias on (requantize, store, the next destination row) the code is asm_mac16's line
+for line: the inline assembler has no macro or include, and a call a column would cost more
+than the column's inner loop.
+
 Registers: a2 header, a3 operands (rounded up to 16), a4 weight pointer, a5 row pointer,
 a6 passes of the inner loop, a7 columns left, a8 cap, a9 rounding half, a10 source row,
 a11 destination item, a12 bias, a13 value, a14 scratch, a15 destination row; in the frame:

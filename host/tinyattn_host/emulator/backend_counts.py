@@ -60,16 +60,17 @@ def forward(emu, ta, name, folder, seed=22):
     return chosen, runs, bytes(layer.out)
 
 
-def measure(emu, seed=22):
-    """{"loop": {backend: instr/MAC}, "forward": {backend: (runs, out)}}."""
+def measure(emu, seed=22, fast="mac16", depths=DEPTHS):
+    """{"loop": {backend: instr/MAC}, "forward": {backend: (runs, out)}} of viper and the
+    fast backend `fast` ("mac16", or "pie" on the S3 with depths whole passes apart)."""
     rng = random.Random(seed)
     with device_package(emu) as ta, tempfile.TemporaryDirectory() as tmp:
         from tinyattn.int8 import kernels
 
         ta.kernels = kernels
         result = {"loop": {"viper": loop_alone_run(emu, ta, rng).per_unit,
-                           "mac16": fast_loop_per_mac(emu, rng)}, "forward": {}}
-        for name in ("viper", "mac16"):
+                           fast: fast_loop_per_mac(emu, rng, fast, depths)}, "forward": {}}
+        for name in ("viper", fast):
             chosen, runs, out = forward(emu, ta, name, tmp + "/", seed)
             if chosen != name:
                 raise AssertionError("backend %s was asked for, %s chosen" % (name, chosen))
@@ -78,28 +79,43 @@ def measure(emu, seed=22):
     return result
 
 
+TABLE = ["| backend | inner loop instr/MAC (measured) | Attention(64, 4) S = 64 forward: "
+         "kernel instructions | of which linear | attention core | forward instr/MAC |",
+         "|---|---:|---:|---:|---:|---:|"]
+
+
+def table(m, fast, loop_format="%.2f"):
+    """The table's lines of measure()'s result, viper's row and `fast`'s; raises when the
+    two forwards' bytes differ."""
+    if m["forward"]["viper"][1] != m["forward"][fast][1]:
+        raise AssertionError("the %s forward differs from the viper one" % fast)
+    macs = sum(r.units for r in m["forward"]["viper"][0])
+    lines = list(TABLE)
+    for name in ("viper", fast):
+        runs = m["forward"][name][0]
+        total = sum(r.instructions for r in runs)
+        core = runs[3].instructions
+        lines.append(("| %s | " + loop_format + " | %d | %d | %d | %.2f |") % (
+            name, m["loop"][name], total, total - core, core, total / macs))
+    return lines
+
+
+def linear_instructions(runs):
+    """Instructions of a forward's four projections (every kernel call but the core's)."""
+    return sum(r.instructions for i, r in enumerate(runs) if i != 3)
+
+
 def section(emu):
     m = measure(emu)
-    (vr, vout), (mr, mout) = m["forward"]["viper"], m["forward"]["mac16"]
-    if vout != mout:
-        raise AssertionError("the MAC16 forward differs from the viper one")
+    vr, mr = m["forward"]["viper"][0], m["forward"]["mac16"][0]
     lines = [HEADING, "",
              "Written by `make bench` (tinyattn_host.emulator.backend_counts), exact counts "
              "(ICOUNT) in Debian's qemu-system-xtensa, dc233c core, which has MAC16 and LOOP "
              "as the ESP32-S3 has. MAC16 is `device/tinyattn/int8/asm_mac16.py`, chosen by "
              "`tinyattn.int8.backend` after its self-test against viper (run in the emulator). "
-             "Both forwards give the same bytes.", "",
-             "| backend | inner loop instr/MAC (measured) | Attention(64, 4) S = 64 forward: "
-             "kernel instructions | of which linear | attention core | forward instr/MAC |",
-             "|---|---:|---:|---:|---:|---:|"]
-    macs = sum(r.units for r in vr)
-    for name, runs in (("viper", vr), ("mac16", mr)):
-        total = sum(r.instructions for r in runs)
-        core = runs[3].instructions
-        lines.append("| %s | %.2f | %d | %d | %d | %.2f |" % (
-            name, m["loop"][name], total, total - core, core, total / macs))
+             "Both forwards give the same bytes.", ""] + table(m, "mac16")
     vt, mt = sum(r.instructions for r in vr), sum(r.instructions for r in mr)
-    vl, ml = vt - vr[3].instructions, mt - mr[3].instructions
+    vl, ml = linear_instructions(vr), linear_instructions(mr)
     lines += ["", "The four projections run %.1fx fewer instructions with MAC16; the whole "
               "forward %.1fx fewer (the attention core stays viper in both)." % (vl / ml, vt / mt),
               "", "Cycle estimate (a model, not a measurement): MAC16's inner loop is four "

@@ -5,13 +5,9 @@ forward with the PIE and the viper backends on that same machine, bit for bit eq
     python -m tinyattn_host emulate-pie [--doc docs/performance.md]
 """
 
-import random
 import sys
-import tempfile
 
-from .backend_counts import fast_loop_per_mac, forward
-from .device_glue import device_package
-from .kernel_runs import loop_alone_run
+from . import backend_counts
 
 HEADING = "## The PIE backend on the emulated ESP32-S3"
 NOTES = [
@@ -52,29 +48,13 @@ PIE_DEPTHS = (64, 128)  # whole passes of 32 items apart
 
 
 def measure(emu, seed=22):
-    """{"loop": {backend: instr/MAC}, "forward": {backend: (runs, out)}} on the S3."""
-    rng = random.Random(seed)
-    with device_package(emu) as ta, tempfile.TemporaryDirectory() as tmp:
-        from tinyattn.int8 import kernels
-
-        ta.kernels = kernels
-        result = {"loop": {"viper": loop_alone_run(emu, ta, rng).per_unit,
-                           "pie": fast_loop_per_mac(emu, rng, "pie", PIE_DEPTHS)},
-                  "forward": {}}
-        for name in ("viper", "pie"):
-            chosen, runs, out = forward(emu, ta, name, tmp + "/", seed)
-            if chosen != name:
-                raise AssertionError("backend %s was asked for, %s chosen" % (name, chosen))
-            result["forward"][name] = (runs, out)
-    return result
+    """backend_counts.measure of viper and PIE on the S3."""
+    return backend_counts.measure(emu, seed, "pie", PIE_DEPTHS)
 
 
 def section(emu):
     m = measure(emu)
-    (vr, vout), (pr, pout) = m["forward"]["viper"], m["forward"]["pie"]
-    if vout != pout:
-        raise AssertionError("the PIE forward differs from the viper one")
-    macs = sum(r.units for r in vr)
+    vr, pr = m["forward"]["viper"][0], m["forward"]["pie"][0]
     lines = [HEADING, "",
              "Written by `python -m tinyattn_host emulate-pie --doc docs/performance.md` "
              "(tinyattn_host.emulator.pie_counts), exact counts (ICOUNT) on `-M esp32s3 -cpu "
@@ -82,17 +62,9 @@ def section(emu):
              "build). PIE is `device/tinyattn/int8/asm_pie.py`, chosen by "
              "`tinyattn.int8.backend` after its self-test against viper (run in the emulator); "
              "both forwards give the same bytes. mp_fun_table's entries are answered in "
-             "Python here and not counted.", ""] + NOTES + [
-             "| backend | inner loop instr/MAC (measured) | Attention(64, 4) S = 64 forward: "
-             "kernel instructions | of which linear | attention core | forward instr/MAC |",
-             "|---|---:|---:|---:|---:|---:|"]
-    for name, runs in (("viper", vr), ("pie", pr)):
-        total = sum(r.instructions for r in runs)
-        core = runs[3].instructions
-        lines.append("| %s | %.3f | %d | %d | %d | %.2f |" % (
-            name, m["loop"][name], total, total - core, core, total / macs))
+             "Python here and not counted.", ""] + NOTES + table(m, "pie", "%.3f")
     vt, pt = sum(r.instructions for r in vr), sum(r.instructions for r in pr)
-    vl, pl = vt - vr[3].instructions, pt - pr[3].instructions
+    vl, pl = backend_counts.linear_instructions(vr), backend_counts.linear_instructions(pr)
     lines += ["", "The four projections run %.1fx fewer instructions with PIE (%.1f MACs an "
               "instruction in its inner loop); the whole forward %.1fx fewer (the attention "
               "core stays viper)." % (vl / pl, 1 / m["loop"]["pie"], vt / pt), ""]

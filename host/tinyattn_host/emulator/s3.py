@@ -20,7 +20,7 @@ import tempfile
 from .qemu import EmulatorError, GdbRemote
 from .layout import STUB_SPACING, Region
 from .xtensa_cpu import (CALLX8_A15, PS_RUN, STUB_COUNT, VECTORS, CallResult, EmulatorFault,
-                         describe_stop)
+                         XtensaCpu, describe_stop, return_address, stub_index)
 
 QEMU_S3 = os.environ.get("QEMU_XTENSA_S3")
 ARGS = ["-M", "esp32s3", "-cpu", "esp32s3", "-nodefaults", "-display", "none",
@@ -67,10 +67,10 @@ def bare_elf(address, code):
     return header + segment + code
 
 
-class S3Cpu:
-    """The emulated S3 core, set up for calls (XtensaCpu's interface, asm functions only)."""
+class S3Cpu(XtensaCpu):
+    """The emulated S3 core, set up for calls (XtensaCpu's interface and memory access)."""
 
-    def __init__(self, native_stubs=None):
+    def __init__(self, native_stubs=None):  # noqa: super's set-up is the dc233c's
         reason = missing_reason()
         if reason:
             raise EmulatorError(reason)
@@ -87,12 +87,6 @@ class S3Cpu:
         except BaseException:
             self.close()
             raise
-
-    def read(self, address, size):
-        return self.gdb.read(address, size)
-
-    def write(self, address, data):
-        self.gdb.write(address, data)
 
     def close(self):
         self.gdb.close()
@@ -136,11 +130,11 @@ class S3Cpu:
             if pc == RETURN:
                 done = (self.get("icount") + limit) & 0xFFFFFFFF
                 return CallResult(self.get(10), done - 1, stubs)
-            index, rest = divmod(pc - STUBS, STUB_SPACING)
-            if not (0 <= index < STUB_COUNT and not rest):
+            index = stub_index(pc, STUBS)
+            if index is None:
                 break
             stubs += 1
             self.set(10, on_stub(index, [self.get(i) for i in range(10, 16)]))
-            self.set("pc", (self.get(8) & 0x3FFFFFFF) | (pc & 0xC0000000))
+            self.set("pc", return_address(self.get(8), pc))
         regs = {n: self.get(n) for n in ("pc", "epc1", "exccause", "debugcause")}
         raise EmulatorFault(describe_stop(regs, entry, limit, VECBASE))

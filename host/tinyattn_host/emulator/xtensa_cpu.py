@@ -48,6 +48,17 @@ def _stub_address(index):
     return layout.STUBS + layout.STUB_SPACING * index
 
 
+def stub_index(pc, stubs=layout.STUBS):
+    """The mp_fun_table entry whose stub is at `pc` (stubs: entry 0's address), or None."""
+    index, rest = divmod(pc - stubs, layout.STUB_SPACING)
+    return index if 0 <= index < STUB_COUNT and not rest else None
+
+
+def return_address(a8, pc):
+    """Where a stub reached by call8 at `pc` returns: a8 less its window increment."""
+    return (a8 & 0x3FFFFFFF) | (pc & 0xC0000000)
+
+
 def describe_stop(regs, entry, limit, vecbase):
     """One line for a stop that is no return nor stub: regs holds pc, epc1, exccause and
     debugcause."""
@@ -127,11 +138,11 @@ class XtensaCpu:
                 done = (regs[ICOUNT] + limit) & 0xFFFFFFFF
                 native, in_stubs = self._native_calls()
                 return CallResult(regs[A0 + 10], done - 1 - in_stubs, stubs + native)
-            index, rest = divmod(pc - layout.STUBS, layout.STUB_SPACING)
-            if 0 <= index < STUB_COUNT and not rest:
+            index = stub_index(pc)
+            if index is not None:
                 stubs += 1
                 regs[A0 + 10] = on_stub(index, regs[A0 + 10:A0 + 16]) & 0xFFFFFFFF
-                regs[PC] = (regs[A0 + 8] & 0x3FFFFFFF) | (pc & 0xC0000000)
+                regs[PC] = return_address(regs[A0 + 8], pc)
                 self.gdb.set_registers(regs)
                 continue
             raise EmulatorFault(describe_stop(
