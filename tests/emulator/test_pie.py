@@ -32,6 +32,20 @@ def emulator_s3():
         yield emu
 
 
+def test_the_s3_is_the_machine_the_harness_assumes():
+    """Espressif's esp32s3 core, halted at its reset vector, its gdb register numbers as in
+    s3.REG (a packet for a0..a15, past the stub's 212 registers, is refused)."""
+    cpu = s3.S3Cpu()
+    try:
+        assert cpu.get("pc") == 0x40000400  # XCHAL_RESET_VECTOR_PADDR of the esp32s3 core
+        assert cpu.get("windowbase") == 0 and cpu.get("ps") == 0x1F  # INTLEVEL 15, EXCM
+        assert cpu.gdb.command("p%x" % 212).startswith("E")
+        cpu.set("icountlevel", 1)
+        assert cpu.get("icountlevel") == 1
+    finally:
+        cpu.close()
+
+
 @pytest.mark.parametrize("name", ["test_linear_matches_reference_bit_for_bit",
                                   "test_worst_case_inputs_match_reference"])
 def test_pie_linear_matches_reference(emulator_s3, linear_cases, name):
