@@ -1,6 +1,7 @@
 """The int8 backend choice (tinyattn.int8.backend) on a port without the fast kernels: the
 stock-firmware detection, and the choice with the facts given (inline assembler, xtensawin)
-and stand-in fast kernels: one that passes, one that differs (viper kept), one that "crashes"
+and stand-in fast kernels: one that passes, one that differs (viper kept; a linear or an
+attention core that differs), one that "crashes"
 (stops with the marker still written: the next choice skips the fast kernels and says why),
 forced viper. The real MAC16 kernel is run against viper in tests/emulator."""
 
@@ -8,7 +9,7 @@ import os
 import sys
 
 import check
-from tinyattn.int8 import backend, kernels
+from tinyattn.int8 import backend, kernels, kernels_attend
 
 YES = lambda: True  # noqa: E731
 
@@ -51,6 +52,26 @@ class Differs(Same):
         return wrong
 
 
+class AttendSame(Same):
+    """With an attention core that is the viper one: it passes."""
+
+    name = "attend-same"
+
+    def __init__(self):
+        super().__init__()
+        self.attend = lambda h, work, table: kernels_attend.attend(h)
+
+
+class AttendDiffers(Same):
+    """With an attention core that writes nothing: the self-test must catch it."""
+
+    name = "attend-differs"
+
+    def __init__(self):
+        super().__init__()
+        self.attend = lambda h, work, table: None
+
+
 class Crashes(Same):
     name = "crashes"
 
@@ -69,8 +90,8 @@ def test_stock_firmware_has_no_inline_assembler():
     check.equal(name, "viper", "backend")
     if "no inline assembler" not in why:
         raise AssertionError(why)
-    check.equal("tinyattn.int8.asm_mac16" in sys.modules, False, "asm module imported")
-    check.equal("tinyattn.int8.asm_pie" in sys.modules, False, "PIE module imported")
+    for asm in ("asm_mac16", "asm_attend", "asm_pie"):
+        check.equal("tinyattn.int8." + asm in sys.modules, False, asm + " imported")
     w = bytearray(6)
     check.equal(backend.linear_kernel(w, 2, 3)[0] is kernels.linear, True, "viper kernel")
 
@@ -87,6 +108,17 @@ def test_a_mismatch_keeps_viper():
     name, why, fast = backend.choose(Differs, YES, YES, where)
     check.equal((name, fast), ("viper", None), "choice")
     if "self-test failed" not in why:
+        raise AssertionError(why)
+    check.equal(exists(where + backend.MARKER), False, "marker left")
+
+
+def test_the_attention_core_is_checked_too():
+    where = folder()
+    name, why, fast = backend.choose(AttendSame, YES, YES, where)
+    check.equal(name, "attend-same", "choice")
+    name, why, fast = backend.choose(AttendDiffers, YES, YES, where)
+    check.equal((name, fast), ("viper", None), "choice")
+    if "attention" not in why or "differs from viper" not in why:
         raise AssertionError(why)
     check.equal(exists(where + backend.MARKER), False, "marker left")
 

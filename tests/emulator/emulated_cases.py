@@ -58,11 +58,3 @@ def fast_linear_in_place_of_viper(kind, calls):
 
     return setup
 
-
-LOOPGTZ = 0xA076  # op0 6, the BRI8 loopgtz's fixed bits
-
-
-def loop_body_starts(code):
-    """Offsets of the first instruction of each LOOPGTZ body in machine code."""
-    return [i + 3 for i in range(len(code) - 2)
-            if int.from_bytes(code[i:i + 3], "little") & 0xF0FF == LOOPGTZ]

@@ -1,7 +1,8 @@
 """The backends on the emulated chip (tinyattn_host.emulator.backend_counts): the backend
 chooses MAC16 there after its self-test against viper (both run in the emulator); the int8
 Attention(64, 4) S = 64 forward gives the same bytes with each; MAC16's inner loop is one
-instruction a MAC and its four projections run far fewer instructions than viper's."""
+instruction a MAC, its four projections and its attention core run far fewer instructions than
+viper's, the whole forward at least 10x fewer (issue 23)."""
 
 from tinyattn_host.emulator import backend_counts
 
@@ -14,7 +15,9 @@ def test_mac16_forward_equals_viper_and_costs_less(emulator):
     assert m["loop"]["viper"] > 10
     linear = lambda runs: sum(r.instructions for i, r in enumerate(runs) if i != 3)  # noqa
     assert linear(vr) > 9 * linear(mr)
-    assert vr[3].instructions == mr[3].instructions  # the attention core is viper in both
+    assert vr[3].instructions > 10 * mr[3].instructions  # the attention core
+    total = lambda runs: sum(r.instructions for r in runs)  # noqa
+    assert total(vr) >= 10 * total(mr)
 
 
 def test_the_section_names_both_backends(emulator):

@@ -5,7 +5,8 @@ buffer (mac16_layout), bit for bit against the integer reference; its inner loop
 
 import pytest
 
-from emulated_cases import fast_linear_in_place_of_viper, loop_body_starts, run_case
+from emulated_cases import fast_linear_in_place_of_viper, run_case
+from emulator_tools import loop_body_starts
 from tinyattn_host.emulator.device_glue import DEVICE_DIR
 
 ASM = DEVICE_DIR / "tinyattn" / "int8" / "asm_mac16.py"

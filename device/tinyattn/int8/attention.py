@@ -38,6 +38,7 @@ class QAttention:
         self.head_dim = embed_dim // num_heads
         self.weights, self.biases, self.mults, self.scales = weights, biases, mults, scales
         self._kernels = None  # {projection: (linear kernel, its weights)}, at the first plan
+        self._attend = None  # the attention core's function(header), made with the core
         E = embed_dim
         self.headers = dict(
             (n, kernels.linear_header(E, E, biases[n], mults["out" if n == "o" else n]))
@@ -101,7 +102,9 @@ class QAttention:
             self.Q, self.ctx = array.array("b", bytes(n)), array.array("b", bytes(n))
             self.K, self.VT = bytearray(n), bytearray(n)  # offset binary
             self.out = array.array(self.out_code, bytes(n * (4 if self.mults["out"] is None else 1)))
-            self.core = kernels_attend.attend_header(S, H, D, self.mults["score"], self.mults["ctx"])
+            self.core = kernels_attend.attend_header(S, H, D, self.mults["score"],
+                                                     self.mults["ctx"])
+            self._attend = backend.attend_kernel(S, D, self.mults["score"])
             self._shape = (rows, S)
         h, w = self.headers, self.weights
         kernels.bind_linear(h["q"], w["q"], rows, src, self.Q)
@@ -123,7 +126,7 @@ class QAttention:
         h, k = self.headers, self._kernels
         for n in ("q", "k", "v"):
             k[n][0](h[n], k[n][1])
-        kernels_attend.attend(self.core)
+        self._attend(self.core)
         k["o"][0](h["o"], k["o"][1])
 
     def forward_int(self, x, rows, cols, trace=None, seq_len=None, keep=None, causal=False):

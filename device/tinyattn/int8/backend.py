@@ -1,7 +1,8 @@
-"""Which linear kernel the int8 layers run: on an ESP32-S3 the PIE one (asm_pie), else or if
-it fails the MAC16 one (asm_mac16), on xtensawin firmware built with
-MICROPY_EMIT_INLINE_XTENSA=1, when it passes its self-test; else the viper one
-(kernels.linear, every port). Chosen once, on first use:
+"""Which kernels the int8 layers run: on an ESP32-S3 the PIE linear (asm_pie) with the MAC16
+attention core, else or if it fails the MAC16 ones (asm_mac16's linear, asm_attend's attention
+core), on xtensawin firmware built with MICROPY_EMIT_INLINE_XTENSA=1, when they pass their
+self-test; else the viper ones (kernels.linear, kernels_attend.attend, every port). Chosen
+once, on first use:
 
 - forced viper: FORCE_VIPER set, or a file named VIPER_FILE in the current folder;
 - a MARKER file left behind: the last self-test never finished (an illegal instruction
@@ -11,8 +12,8 @@ MICROPY_EMIT_INLINE_XTENSA=1, when it passes its self-test; else the viper one
   as bytecode);
 - not xtensawin (sys.implementation._mpy);
 - else, fastest first (PIE only where os.uname().machine names an ESP32S3), MARKER is
-  written, the kernel is checked against the viper one on seeded inputs, MARKER is removed;
-  a mismatch prints one line and tries the next, down to viper.
+  written, the kernels are checked against the viper ones on seeded inputs, MARKER is
+  removed; a mismatch prints one line and tries the next, down to viper.
 
     tinyattn.int8.backend.backend()   -> ("pie" | "mac16" | "viper", why)
 """
@@ -20,7 +21,7 @@ MICROPY_EMIT_INLINE_XTENSA=1, when it passes its self-test; else the viper one
 import os
 import sys
 
-from . import kernels
+from . import fast_attend, kernels, kernels_attend
 from .fixedpoint import fixed_point
 
 FORCE_VIPER = False
@@ -53,14 +54,15 @@ def is_xtensawin():
 
 
 class Mac16:
-    """The MAC16 kernel and its operand layout (imported only when chosen)."""
+    """The MAC16 kernels and the linear's operand layout (imported only when chosen)."""
 
     name = "mac16"
 
     def __init__(self):
-        from . import asm_mac16, mac16_layout
+        from . import asm_attend, asm_mac16, mac16_layout
 
         self.linear, self.layout = asm_mac16.linear, mac16_layout
+        self.attend = asm_attend.attend
 
     def operands(self, w, cols, depth):
         return self.layout.operands(w, cols, depth)
@@ -75,13 +77,15 @@ def is_s3():
 
 
 class Pie(Mac16):
-    """The PIE kernel and its 16-byte-aligned layout (imported only when chosen)."""
+    """The PIE linear and its 16-byte-aligned layout, MAC16's attention core (imported only
+    when chosen)."""
 
     name = "pie"
 
     def __init__(self):
         from . import asm_pie, pie_layout
 
+        super().__init__()
         self.linear, self.layout, self.address = asm_pie.linear, pie_layout, asm_pie.address
 
     def operands(self, w, cols, depth):
@@ -125,7 +129,8 @@ def self_test(fast, seed=12345):
             outs.append(bytes(dst))
         if outs[0] != outs[1]:
             return "linear (%d, %d, %d) differs from viper" % (rows, cols, depth)
-    return None
+    attend = getattr(fast, "attend", None)
+    return None if attend is None else fast_attend.self_test(attend)
 
 
 def choose(fast=None, has_asm=has_inline_asm, xtensawin=is_xtensawin, folder=""):
@@ -184,3 +189,12 @@ def linear_kernel(w, cols, depth):
     if fast is None:
         return kernels.linear, w
     return fast.linear, fast.operands(w, cols, depth)
+
+
+def attend_kernel(seq_len, head_dim, score_mult):
+    """function(header) running a layer's bound attention header: the fast core (for calls
+    without mask or trace, fast_attend.core) when the backend has one, else viper's."""
+    attend = getattr(_ensure()[2], "attend", None)
+    if attend is None or not fast_attend.fits(score_mult):
+        return kernels_attend.attend
+    return fast_attend.core(attend, seq_len, head_dim, score_mult)

@@ -240,6 +240,11 @@ def set_keep(h, keep, causal):
     h[_A_CAUSAL] = bool(causal)
 
 
+def unmasked(h):
+    """Whether a bound header's next call has no keep mask, causal flag or trace."""
+    return not (h[_A_USE_KEEP] or h[_A_CAUSAL] or h[_A_TRACE])
+
+
 def attend(h):
     """Run a bound attention header: every sequence, head and query in one call."""
     _attend(h, _EXP)

@@ -111,21 +111,26 @@ def section(emu):
     lines = [HEADING, "",
              "Written by `make bench` (tinyattn_host.emulator.backend_counts), exact counts "
              "(ICOUNT) in Debian's qemu-system-xtensa, dc233c core, which has MAC16 and LOOP "
-             "as the ESP32-S3 has. MAC16 is `device/tinyattn/int8/asm_mac16.py`, chosen by "
-             "`tinyattn.int8.backend` after its self-test against viper (run in the emulator). "
-             "Both forwards give the same bytes.", ""] + table(m, "mac16")
+             "as the ESP32-S3 has. MAC16 is `device/tinyattn/int8/asm_mac16.py` (the "
+             "projections) and `asm_attend.py` (the attention core: scores, softmax, P V), "
+             "chosen by `tinyattn.int8.backend` after their self-test against viper (run in "
+             "the emulator). Both forwards give the same bytes.", ""] + table(m, "mac16")
     vt, mt = sum(r.instructions for r in vr), sum(r.instructions for r in mr)
     vl, ml = linear_instructions(vr), linear_instructions(mr)
-    lines += ["", "The four projections run %.1fx fewer instructions with MAC16; the whole "
-              "forward %.1fx fewer (the attention core stays viper in both)." % (vl / ml, vt / mt),
+    vc, mc = vr[3].instructions, mr[3].instructions
+    lines += ["", "With MAC16 the four projections run %.1fx fewer instructions, the attention "
+              "core %.1fx fewer (%.2f instructions a MAC, softmax included), the whole "
+              "forward %.1fx fewer. Calls with a keep mask, the causal flag or a trace keep "
+              "the viper attention core." % (vl / ml, vc / mc, mc / vr[3].units, vt / mt),
               "", "Cycle estimate (a model, not a measurement): MAC16's inner loop is four "
               "MULA.DD.*.LDINC a pass of 4 MACs, each loaded register used two instructions "
               "later (no load-use stall at a 2-cycle load latency) and LOOPGTZ has no branch: "
               "1 cycle an instruction gives ~1 cycle/MAC inside, and ~%d cycles for the four "
               "projections (executed instructions at 1 cycle each, stalls outside the loop not "
               "counted: a lower bound), ~%.1f ms at 240 MHz, against viper's ~17.9 cycles/MAC "
-              "(chipcost's estimate). PIE (EE.VMULAS.S8.ACCX) needs an emulator with an "
-              "ESP32-S3 core: see the section on the PIE backend." % (ml, ml / 240e3), ""]
+              "(chipcost's estimate); the same model gives the MAC16 attention core ~%d cycles "
+              "(~%.1f ms). PIE (EE.VMULAS.S8.ACCX) needs an emulator with an ESP32-S3 core: "
+              "see the section on the PIE backend." % (ml, ml / 240e3, mc, mc / 240e3), ""]
     return "\n".join(lines)
 
 

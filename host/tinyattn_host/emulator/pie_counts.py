@@ -59,15 +59,18 @@ def section(emu):
              "Written by `python -m tinyattn_host emulate-pie --doc docs/performance.md` "
              "(tinyattn_host.emulator.pie_counts), exact counts (ICOUNT) on `-M esp32s3 -cpu "
              "esp32s3` of the QEMU named by QEMU_XTENSA_S3 (Espressif's fork, the user's own "
-             "build). PIE is `device/tinyattn/int8/asm_pie.py`, chosen by "
+             "build). PIE is `device/tinyattn/int8/asm_pie.py` (the projections; the attention "
+             "core is MAC16's `asm_attend.py`), chosen by "
              "`tinyattn.int8.backend` after its self-test against viper (run in the emulator); "
              "both forwards give the same bytes. mp_fun_table's entries are answered in "
              "Python here and not counted.", ""] + NOTES + table(m, "pie", "%.3f")
     vt, pt = sum(r.instructions for r in vr), sum(r.instructions for r in pr)
     vl, pl = backend_counts.linear_instructions(vr), backend_counts.linear_instructions(pr)
-    lines += ["", "The four projections run %.1fx fewer instructions with PIE (%.1f MACs an "
-              "instruction in its inner loop); the whole forward %.1fx fewer (the attention "
-              "core stays viper)." % (vl / pl, 1 / m["loop"]["pie"], vt / pt), ""]
+    vc, pc = vr[3].instructions, pr[3].instructions
+    lines += ["", "With PIE the four projections run %.1fx fewer instructions (%.1f MACs an "
+              "instruction in its inner loop), the attention core (MAC16's, asm_attend) %.1fx "
+              "fewer, the whole forward %.1fx fewer." % (
+                  vl / pl, 1 / m["loop"]["pie"], vc / pc, vt / pt), ""]
     return "\n".join(lines)
 
 
