@@ -127,6 +127,8 @@ def test_pie_forward_equals_viper_and_its_projections_cost_over_10x_less():
 
     with Emulator(s3=True) as emu:
         m = pie_counts.measure(emu)
+        text = pie_counts.section(emu, m)
+    assert text.startswith(pie_counts.HEADING) and "| pie | 0.125 |" in text
     from tinyattn_host.emulator.backend_counts import linear_instructions
 
     (vr, vout), (pr, pout) = m["forward"]["viper"], m["forward"]["pie"]

@@ -52,8 +52,9 @@ def measure(emu, seed=22):
     return backend_counts.measure(emu, seed, "pie", PIE_DEPTHS)
 
 
-def section(emu):
-    m = measure(emu)
+def section(emu, m=None):
+    """The markdown section of measure()'s result `m` (measured here when None)."""
+    m = m or measure(emu)
     vr, pr = m["forward"]["viper"][0], m["forward"]["pie"][0]
     lines = [HEADING, "",
              "Written by `python -m tinyattn_host emulate-pie --doc docs/performance.md` "
@@ -63,7 +64,7 @@ def section(emu):
              "core is MAC16's `asm_attend.py`), chosen by "
              "`tinyattn.int8.backend` after its self-test against viper (run in the emulator); "
              "both forwards give the same bytes. mp_fun_table's entries are answered in "
-             "Python here and not counted.", ""] + NOTES + table(m, "pie", "%.3f")
+             "Python here and not counted.", ""] + NOTES + backend_counts.table(m, "pie", "%.3f")
     vt, pt = sum(r.instructions for r in vr), sum(r.instructions for r in pr)
     vl, pl = backend_counts.linear_instructions(vr), backend_counts.linear_instructions(pr)
     vc, pc = vr[3].instructions, pr[3].instructions
