@@ -162,6 +162,8 @@ COMMANDS = {
                  _chipcost, "chipcost.chipcost:chipcost_command"),
     "emulate": ("the int8 kernels' xtensawin code in qemu-system-xtensa: executed "
                 "instructions per MAC (make emulate)", _emulate, "emulator.counts:emulate_command"),
+    "emulate-pie": ("the PIE kernel on Espressif's emulated ESP32-S3 ($QEMU_XTENSA_S3): "
+                    "instructions per MAC", _emulate, "emulator.pie_counts:pie_command"),
     "digits": ("train the digits model on the host and print its test accuracy",
                _nothing, "digits:digits_command"),
     "vowels": ("train the Japanese vowels model on the host and print its test accuracy",

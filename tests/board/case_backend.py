@@ -90,7 +90,7 @@ def test_stock_firmware_has_no_inline_assembler():
     check.equal(name, "viper", "backend")
     if "no inline assembler" not in why:
         raise AssertionError(why)
-    for asm in ("asm_mac16", "asm_attend"):
+    for asm in ("asm_mac16", "asm_attend", "asm_pie"):
         check.equal("tinyattn.int8." + asm in sys.modules, False, asm + " imported")
     w = bytearray(6)
     check.equal(backend.linear_kernel(w, 2, 3)[0] is kernels.linear, True, "viper kernel")
@@ -154,6 +154,23 @@ def test_viper_can_be_forced():
     check.equal(name, "viper", "forced by flag")
     if "forced" not in why:
         raise AssertionError(why)
+
+
+def test_a_failing_fast_kernel_falls_to_the_next():
+    """PIE first on an S3; if its self-test fails, MAC16 is tried, then viper."""
+    where = folder()
+    name, why, fast = backend.choose((Differs, Same), YES, YES, where)
+    check.equal((name, fast.name), ("same", "same"), "choice")
+    name, why, fast = backend.choose((Differs, Differs), YES, YES, where)
+    check.equal((name, fast), ("viper", None), "both differ")
+    check.equal(why.count("self-test failed"), 2, "both failures said")
+    check.equal(exists(where + backend.MARKER), False, "marker left")
+
+
+def test_pie_is_a_candidate_on_an_s3_only():
+    check.equal(backend.fast_kernels(lambda: True), (backend.Pie, backend.Mac16), "S3")
+    check.equal(backend.fast_kernels(lambda: False), (backend.Mac16,), "not an S3")
+    check.equal(backend.is_s3(), False, "this port is an S3")
 
 
 def test_not_xtensawin_keeps_viper():

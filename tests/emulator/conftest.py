@@ -26,3 +26,12 @@ def emulator():
 
     with Emulator() as emu:
         yield emu
+
+
+@pytest.fixture(scope="module")
+def linear_cases(tmp_path_factory):
+    """The board's case_kernels fixtures (its linear configurations and worst cases)."""
+    from emulated_cases import write_case
+    from test_kernels import make_fixtures
+
+    return write_case(tmp_path_factory.mktemp("case_kernels"), "case_kernels", make_fixtures())

@@ -37,3 +37,24 @@ def run_case(emulator, folder, module, name, setup=None):
 def write_case(folder, module, fixtures):
     write_fixtures(Path(folder) / module, fixtures)
     return folder
+
+
+def fast_linear_in_place_of_viper(kind, calls):
+    """A run_case setup: kernels.linear(h, w) becomes tinyattn.int8.backend's `kind` kernel
+    ("Mac16", "Pie") on w's operand buffer (made on each call); each call is appended to
+    `calls` (the emulator's KernelCall)."""
+
+    def setup(emulator):
+        import tinyattn.int8.kernels as K
+        from tinyattn.int8 import backend
+
+        kernel = getattr(backend, kind)()
+
+        def linear(h, w):
+            kernel.linear(h, kernel.operands(w, h[K._COLS], h[K._DEPTH]))
+            calls.append(emulator.calls[-1])
+
+        K.linear = linear
+
+    return setup
+

@@ -5,41 +5,22 @@ buffer (mac16_layout), bit for bit against the integer reference; its inner loop
 
 import pytest
 
-from emulated_cases import run_case
+from emulated_cases import fast_linear_in_place_of_viper, run_case
 from emulator_tools import loop_body_starts
 from tinyattn_host.emulator.device_glue import DEVICE_DIR
 
 ASM = DEVICE_DIR / "tinyattn" / "int8" / "asm_mac16.py"
 
 
-@pytest.fixture(scope="module")
-def linear_cases(tmp_path_factory):
-    from emulated_cases import write_case
-    from test_kernels import make_fixtures
-
-    return write_case(tmp_path_factory.mktemp("case_kernels"), "case_kernels", make_fixtures())
-
-
 MAC16_CALLS = []
-
-
-def mac16_in_place_of_viper(emulator):
-    """kernels.linear(h, w) -> the MAC16 kernel on w's operand buffer (made on each call)."""
-    import tinyattn.int8.kernels as K
-    from tinyattn.int8 import asm_mac16, mac16_layout
-
-    def linear(h, w):
-        asm_mac16.linear(h, mac16_layout.operands(w, h[K._COLS], h[K._DEPTH]))
-        MAC16_CALLS.append(emulator.calls[-1])
-
-    K.linear = linear
 
 
 @pytest.mark.parametrize("name", ["test_linear_matches_reference_bit_for_bit",
                                   "test_worst_case_inputs_match_reference"])
 def test_mac16_linear_matches_reference(emulator, linear_cases, name):
     MAC16_CALLS.clear()
-    run_case(emulator, linear_cases, "case_kernels", name, setup=mac16_in_place_of_viper)
+    run_case(emulator, linear_cases, "case_kernels", name,
+             setup=fast_linear_in_place_of_viper("Mac16", MAC16_CALLS))
     assert len(MAC16_CALLS) >= {"test_linear_matches_reference_bit_for_bit": 80}.get(name, 4)
 
 

@@ -32,6 +32,8 @@ FAILURES = {
     "chipcost": (["/nonexistent.py"], {}, 1, "error: no such source file: /nonexistent.py"),
     "emulate": ([], {"QEMU_XTENSA": "/nonexistent/qemu"}, 1,
                 "error: no /nonexistent/qemu: apt-get install qemu-system-misc"),
+    "emulate-pie": ([], {"QEMU_XTENSA_S3": "/nonexistent/qemu"}, 1,
+                    "error: QEMU_XTENSA_S3=/nonexistent/qemu is not an executable"),
     "digits": (["extra"], {}, 2, "error: python -m tinyattn_host: unrecognized arguments"),
     "vowels": (["extra"], {}, 2, "error: python -m tinyattn_host: unrecognized arguments"),
     "mip-package": (["extra"], {}, 2, "error: python -m tinyattn_host: unrecognized arguments"),

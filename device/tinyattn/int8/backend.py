@@ -1,7 +1,8 @@
-"""Which kernels the int8 layers run: the MAC16 ones (asm_mac16's linear, asm_attend's
-attention core; xtensawin firmware built with MICROPY_EMIT_INLINE_XTENSA=1) when they are
-there and pass their self-test, else the viper ones (kernels.linear, kernels_attend.attend,
-every port). Chosen once, on first use:
+"""Which kernels the int8 layers run: on an ESP32-S3 the PIE linear (asm_pie) with the MAC16
+attention core, else or if it fails the MAC16 ones (asm_mac16's linear, asm_attend's attention
+core), on xtensawin firmware built with MICROPY_EMIT_INLINE_XTENSA=1, when they pass their
+self-test; else the viper ones (kernels.linear, kernels_attend.attend, every port). Chosen
+once, on first use:
 
 - forced viper: FORCE_VIPER set, or a file named VIPER_FILE in the current folder;
 - a MARKER file left behind: the last self-test never finished (an illegal instruction
@@ -10,10 +11,11 @@ every port). Chosen once, on first use:
   SyntaxError (the asm module is then never imported: on such a firmware its code would run
   as bytecode);
 - not xtensawin (sys.implementation._mpy);
-- else MARKER is written, the MAC16 kernels are checked against the viper ones on seeded
-  inputs, MARKER is removed; a mismatch prints one line and keeps viper.
+- else, fastest first (PIE only where os.uname().machine names an ESP32S3), MARKER is
+  written, the kernels are checked against the viper ones on seeded inputs, MARKER is
+  removed; a mismatch prints one line and tries the next, down to viper.
 
-    tinyattn.int8.backend.backend()   -> ("mac16" | "viper", why)
+    tinyattn.int8.backend.backend()   -> ("pie" | "mac16" | "viper", why)
 """
 
 import os
@@ -66,6 +68,35 @@ class Mac16:
         return self.layout.operands(w, cols, depth)
 
 
+def is_s3():
+    """Whether this chip is an ESP32-S3 (it has the PIE unit; the ESP32 has not)."""
+    try:
+        return "ESP32S3" in os.uname().machine.upper()
+    except AttributeError:
+        return False
+
+
+class Pie(Mac16):
+    """The PIE linear and its 16-byte-aligned layout, MAC16's attention core (imported only
+    when chosen)."""
+
+    name = "pie"
+
+    def __init__(self):
+        from . import asm_pie, pie_layout
+
+        super().__init__()
+        self.linear, self.layout, self.address = asm_pie.linear, pie_layout, asm_pie.address
+
+    def operands(self, w, cols, depth):
+        return self.layout.operands(w, cols, depth, self.address)
+
+
+def fast_kernels(s3=is_s3):
+    """The fast kernels this chip may run, fastest first."""
+    return (Pie, Mac16) if s3() else (Mac16,)
+
+
 def _cases():
     """Seeded linear configurations: (rows, cols, depth, requantized, offset-binary source);
     a requantized one maps 3 standard deviations of its dot products to 127."""
@@ -102,8 +133,9 @@ def self_test(fast, seed=12345):
     return None if attend is None else fast_attend.self_test(attend)
 
 
-def choose(fast=Mac16, has_asm=has_inline_asm, xtensawin=is_xtensawin, folder=""):
-    """(name, why, fast kernel or None); the parameters are the facts, for the tests."""
+def choose(fast=None, has_asm=has_inline_asm, xtensawin=is_xtensawin, folder=""):
+    """(name, why, fast kernel or None); the parameters are the facts, for the tests (fast:
+    a kernel class or a tuple of them, fastest first; None: fast_kernels())."""
     if FORCE_VIPER or _exists(folder + VIPER_FILE):
         return "viper", "forced (FORCE_VIPER or a file %s)" % VIPER_FILE, None
     marker = folder + MARKER
@@ -115,15 +147,20 @@ def choose(fast=Mac16, has_asm=has_inline_asm, xtensawin=is_xtensawin, folder=""
                          "(build it with MICROPY_EMIT_INLINE_XTENSA=1)"), None
     if not xtensawin():
         return "viper", "not an xtensawin port: the fast kernels are its machine code", None
-    with open(marker, "w") as f:
-        f.write("self-test of the fast kernel running\n")
-    kernel = fast()
-    failed = self_test(kernel)
-    os.remove(marker)
-    if failed:
-        print("tinyattn: %s self-test failed, using viper: %s" % (kernel.name, failed))
-        return "viper", "%s self-test failed: %s" % (kernel.name, failed), None
-    return kernel.name, "inline assembler, xtensawin, self-test passed", kernel
+    kinds = fast_kernels() if fast is None else fast if isinstance(fast, tuple) else (fast,)
+    failures = []
+    for kind in kinds:
+        with open(marker, "w") as f:
+            f.write("self-test of the fast kernel running\n")
+        kernel = kind()
+        failed = self_test(kernel)
+        os.remove(marker)
+        if not failed:
+            return kernel.name, "inline assembler, xtensawin, self-test passed", kernel
+        print("tinyattn: %s self-test failed, using %s: %s"
+              % (kernel.name, "the next" if kind is not kinds[-1] else "viper", failed))
+        failures.append("%s self-test failed: %s" % (kernel.name, failed))
+    return "viper", "; ".join(failures), None
 
 
 def _ensure():

@@ -15,4 +15,6 @@ counts their executed instructions (docs/chip.md).
     xtensa_encode.py instruction words by hand   machine.py       Emulator: load, call, count
     device_glue.py   the device's glue in CPython, its viper functions in the emulator
     kernel_runs.py   each kernel on Attention(64, 4) shapes    counts.py  the table, the command
+    backend_counts.py viper and MAC16 side by side            s3.py  Espressif's ESP32-S3 machine
+    pie_counts.py    the PIE kernel on it (QEMU_XTENSA_S3, python -m tinyattn_host emulate-pie)
 """

@@ -20,30 +20,34 @@ ROWS, DEPTHS, COLS = 4, (64, 72), (16, 32)
 
 
 def _choose(ta, name, folder):
-    """Make `name` ("viper" or "mac16") the backend of the device package `ta`."""
+    """Make `name` ("viper", "mac16" or "pie") the backend of the device package `ta`."""
     from tinyattn.int8 import backend
 
     backend.reset()
     if name == "viper":
         backend._chosen = ("viper", "as asked", None)
     else:  # the real choice, with the emulated chip's facts: xtensawin, inline assembler
-        backend._chosen = backend.choose(xtensawin=lambda: True, folder=folder)
+        fast = {"mac16": backend.Mac16, "pie": backend.Pie}[name]
+        backend._chosen = backend.choose(fast, xtensawin=lambda: True, folder=folder)
     return backend._chosen[0]
 
 
-def mac16_loop_per_mac(emu, rng):
-    from tinyattn.int8 import asm_mac16, kernels as K, mac16_layout
+def fast_loop_per_mac(emu, rng, name="mac16", depths=DEPTHS):
+    """Instructions per MAC of the inner loop of fast kernel `name` (the double difference;
+    depths a whole number of the kernel's passes apart)."""
+    from tinyattn.int8 import backend, kernels as K
 
+    kernel = {"mac16": backend.Mac16, "pie": backend.Pie}[name]()
     count = {}
-    for d in DEPTHS:
+    for d in depths:
         for c in COLS:
             w = bytearray(rng.randrange(256) for _ in range(c * d))
             x = array.array("b", bytes(rng.randrange(256) for _ in range(ROWS * d)))
             h = K.linear_header(c, d)
             K.bind_linear(h, w, ROWS, x, array.array("i", bytes(4 * ROWS * c)))
-            asm_mac16.linear(h, mac16_layout.operands(w, c, d))
+            kernel.linear(h, kernel.operands(w, c, d))
             count[d, c] = emu.calls[-1].instructions
-    (d1, d2), (c1, c2) = DEPTHS, COLS
+    (d1, d2), (c1, c2) = depths, COLS
     extra = (count[d2, c2] - count[d1, c2]) - (count[d2, c1] - count[d1, c1])
     return extra / (ROWS * (c2 - c1) * (d2 - d1))
 
@@ -56,16 +60,17 @@ def forward(emu, ta, name, folder, seed=22):
     return chosen, runs, bytes(layer.out)
 
 
-def measure(emu, seed=22):
-    """{"loop": {backend: instr/MAC}, "forward": {backend: (runs, out)}}."""
+def measure(emu, seed=22, fast="mac16", depths=DEPTHS):
+    """{"loop": {backend: instr/MAC}, "forward": {backend: (runs, out)}} of viper and the
+    fast backend `fast` ("mac16", or "pie" on the S3 with depths whole passes apart)."""
     rng = random.Random(seed)
     with device_package(emu) as ta, tempfile.TemporaryDirectory() as tmp:
         from tinyattn.int8 import kernels
 
         ta.kernels = kernels
         result = {"loop": {"viper": loop_alone_run(emu, ta, rng).per_unit,
-                           "mac16": mac16_loop_per_mac(emu, rng)}, "forward": {}}
-        for name in ("viper", "mac16"):
+                           fast: fast_loop_per_mac(emu, rng, fast, depths)}, "forward": {}}
+        for name in ("viper", fast):
             chosen, runs, out = forward(emu, ta, name, tmp + "/", seed)
             if chosen != name:
                 raise AssertionError("backend %s was asked for, %s chosen" % (name, chosen))
@@ -74,29 +79,44 @@ def measure(emu, seed=22):
     return result
 
 
+TABLE = ["| backend | inner loop instr/MAC (measured) | Attention(64, 4) S = 64 forward: "
+         "kernel instructions | of which linear | attention core | forward instr/MAC |",
+         "|---|---:|---:|---:|---:|---:|"]
+
+
+def table(m, fast, loop_format="%.2f"):
+    """The table's lines of measure()'s result, viper's row and `fast`'s; raises when the
+    two forwards' bytes differ."""
+    if m["forward"]["viper"][1] != m["forward"][fast][1]:
+        raise AssertionError("the %s forward differs from the viper one" % fast)
+    macs = sum(r.units for r in m["forward"]["viper"][0])
+    lines = list(TABLE)
+    for name in ("viper", fast):
+        runs = m["forward"][name][0]
+        total = sum(r.instructions for r in runs)
+        core = runs[3].instructions
+        lines.append(("| %s | " + loop_format + " | %d | %d | %d | %.2f |") % (
+            name, m["loop"][name], total, total - core, core, total / macs))
+    return lines
+
+
+def linear_instructions(runs):
+    """Instructions of a forward's four projections (every kernel call but the core's)."""
+    return sum(r.instructions for i, r in enumerate(runs) if i != 3)
+
+
 def section(emu):
     m = measure(emu)
-    (vr, vout), (mr, mout) = m["forward"]["viper"], m["forward"]["mac16"]
-    if vout != mout:
-        raise AssertionError("the MAC16 forward differs from the viper one")
+    vr, mr = m["forward"]["viper"][0], m["forward"]["mac16"][0]
     lines = [HEADING, "",
              "Written by `make bench` (tinyattn_host.emulator.backend_counts), exact counts "
              "(ICOUNT) in Debian's qemu-system-xtensa, dc233c core, which has MAC16 and LOOP "
              "as the ESP32-S3 has. MAC16 is `device/tinyattn/int8/asm_mac16.py` (the "
              "projections) and `asm_attend.py` (the attention core: scores, softmax, P V), "
              "chosen by `tinyattn.int8.backend` after their self-test against viper (run in "
-             "the emulator). Both forwards give the same bytes.", "",
-             "| backend | inner loop instr/MAC (measured) | Attention(64, 4) S = 64 forward: "
-             "kernel instructions | of which linear | attention core | forward instr/MAC |",
-             "|---|---:|---:|---:|---:|---:|"]
-    macs = sum(r.units for r in vr)
-    for name, runs in (("viper", vr), ("mac16", mr)):
-        total = sum(r.instructions for r in runs)
-        core = runs[3].instructions
-        lines.append("| %s | %.2f | %d | %d | %d | %.2f |" % (
-            name, m["loop"][name], total, total - core, core, total / macs))
+             "the emulator). Both forwards give the same bytes.", ""] + table(m, "mac16")
     vt, mt = sum(r.instructions for r in vr), sum(r.instructions for r in mr)
-    vl, ml = vt - vr[3].instructions, mt - mr[3].instructions
+    vl, ml = linear_instructions(vr), linear_instructions(mr)
     vc, mc = vr[3].instructions, mr[3].instructions
     lines += ["", "With MAC16 the four projections run %.1fx fewer instructions, the attention "
               "core %.1fx fewer (%.2f instructions a MAC, softmax included), the whole "
@@ -109,8 +129,8 @@ def section(emu):
               "projections (executed instructions at 1 cycle each, stalls outside the loop not "
               "counted: a lower bound), ~%.1f ms at 240 MHz, against viper's ~17.9 cycles/MAC "
               "(chipcost's estimate); the same model gives the MAC16 attention core ~%d cycles "
-              "(~%.1f ms). PIE (EE.VMULAS.S8.ACCX) is not measured here: it needs "
-              "an emulator with an ESP32-S3 core." % (ml, ml / 240e3, mc, mc / 240e3), ""]
+              "(~%.1f ms). PIE (EE.VMULAS.S8.ACCX) needs an emulator with an ESP32-S3 core: "
+              "see the section on the PIE backend." % (ml, ml / 240e3, mc, mc / 240e3), ""]
     return "\n".join(lines)
 
 

@@ -46,10 +46,11 @@ def modulo(a, b):
 class FunTable:
     """The table's words (what the code loads) and the Python behind each entry."""
 
-    def __init__(self, objects):
+    def __init__(self, objects, stubs=layout.STUBS):
+        """stubs: the address of entry 0's stub (entry i's is STUB_SPACING i further)."""
         self._objects = objects
         self.words = [objects.none, objects.false, objects.true] + [
-            layout.STUBS + layout.STUB_SPACING * i for i in range(CONSTANTS, len(NAMES))]
+            stubs + layout.STUB_SPACING * i for i in range(CONSTANTS, len(NAMES))]
         self.native = {INDEX[name]: stub for name, stub in native_stubs.STUBS.items()}
         self._entries = {
             INDEX["convert_obj_to_native"]: lambda a: objects.native_from_obj(a[0], a[1]),

@@ -33,10 +33,10 @@ class LoadedFunction:
     fun_obj: int
 
 
-def _constant(objects, obj):
+def _constant(objects, obj, fun_table):
     """The word of one constant of the .mpy's object table (see mpy_native._read_object)."""
     if obj == FUN_TABLE:
-        return layout.FUN_TABLE
+        return fun_table
     if obj is None or obj is Ellipsis or isinstance(obj, bool):
         return objects.to_obj(obj)
     kind, payload = obj
@@ -45,17 +45,17 @@ def _constant(objects, obj):
     return objects.to_obj(value)
 
 
-def load_module(cpu, regions, objects, data, patch=None):
+def load_module(cpu, regions, objects, data, patch=None, fun_table=layout.FUN_TABLE):
     """{qualified name: LoadedFunction} of every native/viper function of a .mpy file.
 
     patch(name, code) -> code, if given, changes a function's bytes before they are placed
-    (the deliberately wrong kernel of the tests).
+    (the deliberately wrong kernel of the tests); fun_table: the mp_fun_table's address.
     """
     qstrs, module = read_mpy(data)
     runtime = regions["runtime"]
     qstr_table = runtime.take(2 * max(len(qstrs), 1))
     cpu.write(qstr_table, b"".join(i.to_bytes(2, "little") for i in range(len(qstrs))))
-    words = [_constant(objects, obj) for obj in module.objects]
+    words = [_constant(objects, obj, fun_table) for obj in module.objects]
     obj_table = runtime.take(4 * max(len(words), 1))
     cpu.write(obj_table, b"".join(w.to_bytes(4, "little") for w in words))
     context = runtime.take(16)

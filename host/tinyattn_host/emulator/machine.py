@@ -42,16 +42,25 @@ class EmulatedFunction:
 class Emulator:
     """One QEMU, its memory regions, object space and loaded modules."""
 
-    def __init__(self, limit=DEFAULT_LIMIT, patch=None):
+    def __init__(self, limit=DEFAULT_LIMIT, patch=None, s3=False):
         """limit: instructions a call may run; patch(name, code) -> code changes a function's
-        machine code before it is placed (the deliberately wrong kernel of the tests)."""
-        self.regions = layout.regions()
+        machine code before it is placed (the deliberately wrong kernel of the tests);
+        s3: Espressif's ESP32-S3 machine (s3.py), not the dc233c."""
+        if s3:
+            from . import s3 as place
+
+            cpu = place.S3Cpu
+        else:
+            place, cpu = layout, XtensaCpu
+        self.s3 = s3
+        self.regions = place.regions()
         self.objects = ObjectSpace(self.regions["objects"], None)
-        self.funtable = FunTable(self.objects)
-        self.cpu = XtensaCpu(self.funtable.native)
+        self.funtable = FunTable(self.objects, place.STUBS)
+        self.cpu = cpu(self.funtable.native)
         self.limit = limit
         self.buffers = self.objects.buffers = BufferMirror(self.cpu, self.regions["buffers"])
-        self.cpu.write(layout.FUN_TABLE, self.funtable.table_bytes())
+        self.fun_table = place.FUN_TABLE
+        self.cpu.write(self.fun_table, self.funtable.table_bytes())
         self._args = self.regions["runtime"].take(4 * MAX_ARGS)
         self._modules = {}
         self.patch = patch
@@ -72,7 +81,7 @@ class Emulator:
         key = str(Path(source).resolve())
         if key not in self._modules:
             loaded = load_module(self.cpu, self.regions, self.objects,
-                                 compile_xtensawin(source), self.patch)
+                                 compile_xtensawin(source), self.patch, self.fun_table)
             self._modules[key] = {n: EmulatedFunction(self, f) for n, f in loaded.items()}
         return self._modules[key]
 

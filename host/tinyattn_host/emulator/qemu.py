@@ -50,14 +50,15 @@ class GdbRemote:
     client's ack of its replies, so none is sent.
     """
 
-    def __init__(self):
-        path = qemu_path()
+    def __init__(self, path=None, args=ARGS):
+        """QEMU at `path` (default: the dc233c's, qemu_path()) with machine `args`."""
+        path = path or qemu_path()
         if path is None:
             raise EmulatorError(missing_reason())
         self._folder = tempfile.TemporaryDirectory(prefix="tinyattn-qemu-")
         where = os.path.join(self._folder.name, "gdb")
         self.proc = subprocess.Popen(
-            [path] + ARGS + ["-chardev", "socket,id=gdb,path=%s,server=on,wait=off" % where,
+            [path] + args + ["-chardev", "socket,id=gdb,path=%s,server=on,wait=off" % where,
                              "-gdb", "chardev:gdb"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             preexec_fn=die_with_parent)  # QEMU resumes the machine when gdb goes away

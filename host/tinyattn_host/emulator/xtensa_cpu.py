@@ -48,6 +48,34 @@ def _stub_address(index):
     return layout.STUBS + layout.STUB_SPACING * index
 
 
+def stub_index(pc, stubs=layout.STUBS):
+    """The mp_fun_table entry whose stub is at `pc` (stubs: entry 0's address), or None."""
+    index, rest = divmod(pc - stubs, layout.STUB_SPACING)
+    return index if 0 <= index < STUB_COUNT and not rest else None
+
+
+def return_address(a8, pc):
+    """Where a stub reached by call8 at `pc` returns: a8 less its window increment."""
+    return (a8 & 0x3FFFFFFF) | (pc & 0xC0000000)
+
+
+def describe_stop(regs, entry, limit, vecbase):
+    """One line for a stop that is no return nor stub: regs holds pc, epc1, exccause and
+    debugcause."""
+    vector = VECTORS.get(regs["pc"] - vecbase)
+    if vector == "debug exception" and regs["debugcause"] & 1:
+        return "ran %d instructions without returning (the limit)" % limit
+    if vector in ("kernel exception", "user exception", "double exception"):
+        cause = regs["exccause"]
+        return "%s at code offset 0x%x (address 0x%x): EXCCAUSE %d, %s" % (
+            vector, regs["epc1"] - entry, regs["epc1"], cause,
+            CAUSES.get(cause, "see the Xtensa ISA"))
+    if vector:
+        return "%s at code offset 0x%x: not provided by the emulator" % (
+            vector, regs["epc1"] - entry)
+    return "stopped at 0x%x, which is no breakpoint of the emulator's" % regs["pc"]
+
+
 class EmulatorFault(EmulatorError):
     """The code under test faulted or ran away; the message says where."""
 
@@ -110,14 +138,16 @@ class XtensaCpu:
                 done = (regs[ICOUNT] + limit) & 0xFFFFFFFF
                 native, in_stubs = self._native_calls()
                 return CallResult(regs[A0 + 10], done - 1 - in_stubs, stubs + native)
-            index, rest = divmod(pc - layout.STUBS, layout.STUB_SPACING)
-            if 0 <= index < STUB_COUNT and not rest:
+            index = stub_index(pc)
+            if index is not None:
                 stubs += 1
                 regs[A0 + 10] = on_stub(index, regs[A0 + 10:A0 + 16]) & 0xFFFFFFFF
-                regs[PC] = (regs[A0 + 8] & 0x3FFFFFFF) | (pc & 0xC0000000)
+                regs[PC] = return_address(regs[A0 + 8], pc)
                 self.gdb.set_registers(regs)
                 continue
-            raise EmulatorFault(self._describe_stop(regs, entry, limit))
+            raise EmulatorFault(describe_stop(
+                {"pc": pc, "epc1": regs[EPC1], "exccause": regs[EXCCAUSE],
+                 "debugcause": regs[DEBUGCAUSE]}, entry, limit, layout.VECBASE))
 
     def _native_calls(self):
         """(calls, instructions) of the native stubs since the last call (their counters)."""
@@ -133,16 +163,3 @@ class XtensaCpu:
             instructions += n * stub.instructions
         return calls, instructions
 
-    def _describe_stop(self, regs, entry, limit):
-        vector = VECTORS.get(regs[PC] - layout.VECBASE)
-        if vector == "debug exception" and regs[DEBUGCAUSE] & 1:
-            return "ran %d instructions without returning (the limit)" % limit
-        if vector in ("kernel exception", "user exception", "double exception"):
-            cause = regs[EXCCAUSE]
-            return "%s at code offset 0x%x (address 0x%x): EXCCAUSE %d, %s" % (
-                vector, regs[EPC1] - entry, regs[EPC1], cause,
-                CAUSES.get(cause, "see the Xtensa ISA"))
-        if vector:
-            return "%s at code offset 0x%x: not provided by the emulator" % (
-                vector, regs[EPC1] - entry)
-        return "stopped at 0x%x, which is no breakpoint of the emulator's" % regs[PC]
