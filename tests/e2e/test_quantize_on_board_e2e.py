@@ -13,6 +13,7 @@ import pytest
 
 from tinyattn_host import modelfile, protocol as P
 from tinyattn_host.board.board import Board
+from tinyattn_host.checks.heap_fit import rows_that_fit
 from tinyattn_host.checks.run_check import in_scale, quantize_input
 from tinyattn_host.digits import DIGITS_CONFIG, init_params, load_digits
 from tinyattn_host.interop.statedict import import_npz, read_description
@@ -30,11 +31,14 @@ REAL_ULAB = unixport.has_ulab(unixport.interpreter())
 
 def quantized_on_board(board, config, params, calibration, rows):
     """The board's int8 outputs for the first `rows` calibration rows and the reference's on
-    the int8 model the board made (QUANTIZE replies it)."""
+    the int8 model the board made (QUANTIZE replies it). The calibration rows are cut to what
+    the board's free heap holds, as make run cuts them (checks.heap_fit); the int8 forward
+    runs on the first `rows` rows whatever the cut."""
     with Board(port=board.port, out=lambda *a: None) as connected:
         link = connected.start_link()
         link.request(P.LOAD_MODEL, {"config": config}, params)
-        qhead, qarrays = link.request(P.QUANTIZE, {}, {"x": calibration})
+        fit = rows_that_fit(link.status()["free"], config, len(calibration), "quantize")
+        qhead, qarrays = link.request(P.QUANTIZE, {}, {"x": calibration[:fit]})
         xq = quantize_input(calibration[:rows], in_scale(qhead))
         head, got = link.request(P.FORWARD_INT8, {}, {"x": xq})
     want = int8_forward(xq, int8_layers(qhead["layers"], qarrays))[-1]
