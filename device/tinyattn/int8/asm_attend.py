@@ -21,6 +21,10 @@ score multiplier 76..88. Work words (bytes): pd 0, ps 4, offsets 8..24; filled i
 K - 4 36, V - 4 40, P 44, scores 48, scores end 52, the two rounding halves 56, 60.
 Frame: +4 sequence's first row, +8 head column, +12 query source, +16 header, +20 work,
 +24 table, +28 context row, +32 queries left.
+
+Over the ~350 lines a module is held to, and it must stay whole: it is one asm function (an
+asm_xtensa function cannot call another one without a call frame and the register window
+rotating under it), most of its lines one instruction each.
 """
 
 import micropython
