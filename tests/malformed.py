@@ -9,6 +9,10 @@ import numpy as np
 from tinyattn_host import protocol as P
 from tinyattn_host.checks.run_check import IRIS_CONFIG
 
+UNKNOWN_KINDS = [k for k in (0x00, 0x08, 0x0F, 0x11, 0x26, 0x2F, 0x33, 0x7F, 0x81, 0xA1, 0xFF)
+                 if k not in P.MESSAGES]  # replies (0x80 | kind) are no request either
+assert len(UNKNOWN_KINDS) == 11, "a message kind the fuzzer calls unknown is a request now"
+
 W = P.wire
 # The messages that carry a record (PART frames carry raw bytes of a TRANSFER, EXIT nothing)
 REQUESTS = [kind for kind in P.MESSAGES if kind not in (P.EXIT, P.ACK, P.ERROR, P.PART)]
@@ -69,7 +73,7 @@ class Fuzz:
         return P.MAGIC + fields + bytes(4), "OVERSIZED"
 
     def unknown_type(self):
-        kind = self.pick([0x00, 0x08, 0x0F, 0x11, 0x25, 0x2F, 0x33, 0x7F, 0x81, 0xA1, 0xFF])
+        kind = self.pick(UNKNOWN_KINDS)
         return P.frame(kind, self.next_seq(), P.encode()), "UNKNOWN_TYPE"
 
     def garbage(self):

@@ -13,13 +13,14 @@ from pathlib import Path
 import pytest
 
 from board_cases import BOARD_DIR
+from heap_budget import board_heap
 from tinyattn_host.bench.bench import compiled_package
 from tinyattn_host.interop.statedict import import_npz, read_description
 from tinyattn_host.virtual import unixport
 
 SCRIPT = BOARD_DIR / "scripts" / "one_sample.py"
 TORCH = Path(__file__).resolve().parents[1] / "fixtures" / "torch" / "base"
-BOARD_HEAP = "300k"
+BOARD_HEAP = "300k"  # a board without PSRAM: a 32-bit figure (heap_budget)
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +65,7 @@ def smallest_heap(deployed, name):
 
 
 def test_a_300k_board_loads_and_runs_issue_20s_model_one_sample(deployed):
-    figures = run(deployed, "issue 20", BOARD_HEAP)
+    figures = run(deployed, "issue 20", board_heap(BOARD_HEAP))
     assert figures["inference"] > 4 * 18000  # the weights at least
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from board_cases import BOARD_DIR, board_test
 from checks import f32
+from heap_budget import board_heap
 from tinyattn_host.virtual import unixport
 from tinyattn_host.bench.bench import compiled_package
 from tinyattn_host.reference.training import (
@@ -124,10 +125,11 @@ test_training_spec_on_board = board_test("case_training_spec", make_spec_fixture
                     reason="the pure-Python ulab stand-in needs ~192k of heap; the 128k "
                            "budget is for ulab arrays (run with MICROPYTHON=<ulab build>)")
 def test_spec_run_fits_in_128k_of_heap_as_deployed(tmp_path):
-    """The package compiled as `make deploy` ships it, at heapsize=128k
-    (tests/board/scripts/spec_run.py). Host-driven: the bound is for the compiled package,
-    and the unix port's heap is set from outside."""
+    """The package compiled as `make deploy` ships it, at heapsize=128k, a 32-bit figure
+    (heap_budget; tests/board/scripts/spec_run.py). Host-driven: the bound is for the compiled
+    package, and the unix port's heap is set from outside."""
+    heap = board_heap("128k")
     compiled_package(unixport.interpreter(), tmp_path)
-    stdout = unixport.run_file(BOARD_DIR / "scripts" / "spec_run.py", heap="128k",
+    stdout = unixport.run_file(BOARD_DIR / "scripts" / "spec_run.py", heap=heap,
                                device_dir=tmp_path)
     assert float(stdout.split("accuracy")[1]) >= 0.93

@@ -5,7 +5,6 @@ must be the reference's (tinyattn_host.reference.sequential.int8_forward) on the
 the board made, bit for bit. The heaps apply with a real ulab (MICROPYTHON=...); the stand-in's
 heap means nothing, so there the same steps run in its own heap on fewer calibration rows."""
 
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -59,8 +58,8 @@ def test_the_users_model_quantizes_in_a_2_mb_heap(start_virtual_board, tmp_path)
 
 
 def test_the_digits_model_quantizes_in_300k_on_a_32_bit_port(start_virtual_board):
-    if REAL_ULAB and pointer_bits() != 32:
-        pytest.skip("300k is a 32-bit board's heap; this unix port is %d-bit" % pointer_bits())
+    if REAL_ULAB and unixport.word_bits() != 32:
+        pytest.skip("300k is a 32-bit board's heap; this unix port is %d-bit" % unixport.word_bits())
     board = start_virtual_board(heap="300k" if REAL_ULAB else None)
     X, _ = load_digits()
     params = {k: v.astype(np.float32) for k, v in init_params(DIGITS_CONFIG, seed=7).items()}
@@ -68,10 +67,3 @@ def test_the_digits_model_quantizes_in_300k_on_a_32_bit_port(start_virtual_board
     got, want = quantized_on_board(board, DIGITS_CONFIG, params, calibration, rows=8)
     assert got.shape == (8, 10)
     np.testing.assert_array_equal(got, want)
-
-
-def pointer_bits():
-    """The interpreter's word size (sys.maxsize is 2^31 - 1 on a 32-bit port)."""
-    done = subprocess.run([unixport.interpreter(), "-c", "import sys; print(sys.maxsize)"],
-                          capture_output=True, text=True, timeout=60, check=True)
-    return 32 if int(done.stdout) < 2 ** 32 else 64

@@ -54,6 +54,19 @@ def has_ulab(command=None):
     return done.returncode == 0
 
 
+@lru_cache(maxsize=None)
+def word_bits(command=None):
+    """The interpreter's pointer size in bits, asked of the interpreter itself: 32 on an
+    ESP32-S3 and an i686 unix port, 64 on an x86-64 one (where every object is larger)."""
+    done = subprocess.run([command or interpreter(), "-c",
+                           "import struct; print(8 * struct.calcsize('P'))"],
+                          capture_output=True, text=True, timeout=30)
+    if done.returncode != 0 or done.stdout.strip() not in ("32", "64"):
+        raise BoardError("%s: could not tell its word size (%s)"
+                         % (command or interpreter(), _error(done.stdout + done.stderr)))
+    return int(done.stdout)
+
+
 def search_path(extra=(), device_dir=DEVICE_DIR):
     """MICROPYPATH for device code: frozen modules, device/ (or another folder holding the
     package, e.g. compiled to .mpy), extras, the stand-in if needed."""
