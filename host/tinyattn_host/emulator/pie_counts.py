@@ -71,7 +71,15 @@ def section(emu, m=None):
     lines += ["", "With PIE the four projections run %.1fx fewer instructions (%.1f MACs an "
               "instruction in its inner loop), the attention core (MAC16's, asm_attend) %.1fx "
               "fewer, the whole forward %.1fx fewer." % (
-                  vl / pl, 1 / m["loop"]["pie"], vc / pc, vt / pt), ""]
+                  vl / pl, 1 / m["loop"]["pie"], vc / pc, vt / pt),
+              "",
+              "Cycle estimate (a model, not a measurement): one cycle an executed instruction; "
+              "no stall counted (a q register loaded by EE.VLD.128.IP is used by the very next "
+              "VMULAS, a load-use stall if the load takes 2 cycles), so a lower "
+              "bound: ~%d cycles for the four projections (~%.1f ms at 240 MHz), ~%d for the "
+              "whole forward (~%.1f ms), %.1f MACs a cycle in the projections' inner loop "
+              "against the PIE peak of 16 (ESP-DL reports 2 to 3.5 on real layers)." % (
+                  pl, pl / 240e3, pt, pt / 240e3, 1 / m["loop"]["pie"]), ""]
     return "\n".join(lines)
 
 
