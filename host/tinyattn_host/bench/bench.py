@@ -300,6 +300,9 @@ def bench_command(args):
         from ..emulator.backend_counts import bench_section as backends_section
 
         print(backends_section(args.doc))
+        from ..emulator.pie_counts import bench_section as pie_section
+
+        print(pie_section(args.doc))
     progress.log("wrote %s, %s and %s" % (args.out / "bench.json", args.doc,
                                           benchreport.plot_path(args.doc, results["header"])))
     return 0

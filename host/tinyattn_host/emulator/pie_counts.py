@@ -83,6 +83,21 @@ def section(emu, m=None):
     return "\n".join(lines)
 
 
+def bench_section(doc):
+    """make bench's PIE part: the section written into `doc` when QEMU_XTENSA_S3 names an
+    emulator, else one line saying why it is left out."""
+    from . import s3
+    from .counts import write_section
+    from .machine import Emulator
+
+    if s3.missing_reason():
+        return "PIE section left as it is: " + s3.missing_reason()
+    with Emulator(s3=True) as emu:
+        text = section(emu)
+    write_section(doc, text, HEADING)
+    return text
+
+
 def pie_command(args):
     """python -m tinyattn_host emulate-pie [--doc PAGE]: print the section (and write it
     into PAGE); without QEMU_XTENSA_S3, one line saying so."""
