@@ -13,7 +13,34 @@ from .nn.attention import Attention  # noqa: E402,F401
 # declared at run time is found through the declarations.
 # `demo` comes from iris_demo and `train` from training: a submodule named like a function
 # would take the function's place (importing a submodule sets the package's attribute).
-LAZY = dict(
+
+
+class _Names:
+    """LAZY: name -> submodule (get, items, iteration, len); its repr, which help(tinyattn)
+    prints, is one name a line. (A dict subclass would print as a dict there.)"""
+
+    def __init__(self, **names):
+        self.names = names
+        self.files = None  # the submodule names, read once by _files()
+
+    def get(self, name, default=None):
+        return self.names.get(name, default)
+
+    def items(self):
+        return self.names.items()
+
+    def __iter__(self):
+        return iter(self.names)
+
+    def __len__(self):
+        return len(self.names)
+
+    def __repr__(self):
+        return "the public names (and Attention), each imported on first use:" + "".join(
+            "\n    %-24s tinyattn.%s" % (name, self.names[name]) for name in sorted(self.names))
+
+
+LAZY = _Names(
     Dense="nn.layers", Activation="nn.layers", Tokens="nn.layers", SelfAttention="nn.layers",
     GlobalAvgPool="nn.layers", LayerNorm="nn.norm", PositionalEmbedding="nn.positional",
     Gelu="nn.gelu", TransformerEncoderLayer="nn.encoder",
@@ -22,7 +49,7 @@ LAZY = dict(
     iris_model="training", train_step="training", train="training", evaluate="training",
     predict="training", save="store", load="store", demo="iris_demo",
 )
-_submodules = None
+del _Names
 
 
 def __getattr__(name):
@@ -48,14 +75,15 @@ def __getattr__(name):
 def _files():
     """The submodule names: the package folder's .py and .mpy files and its subpackage
     folders (read once)."""
-    global _submodules
-    if _submodules is None:
+    files = LAZY.files
+    if files is None:
         import os
 
         try:
-            _submodules = {f.rsplit(".", 1)[0] for f in os.listdir(__path__)
-                           if (f.endswith((".py", ".mpy")) or "." not in f)
-                           and not f.startswith("_")}
+            files = {f.rsplit(".", 1)[0] for f in os.listdir(__path__)
+                     if (f.endswith((".py", ".mpy")) or "." not in f)
+                     and not f.startswith("_")}
         except (OSError, NameError):  # a frozen package: `import tinyattn.x` still works
-            _submodules = set()
-    return _submodules
+            files = set()
+        LAZY.files = files
+    return files

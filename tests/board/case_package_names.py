@@ -28,6 +28,16 @@ def test_every_lazy_name_is_its_submodules_own():
         assert same, "tinyattn.%s is not tinyattn.%s.%s" % (name, module, name)
 
 
+def test_help_shows_each_public_name_on_a_line_of_its_own():
+    """help(tinyattn) prints each global as `name -- repr`: LAZY's repr is one name a line,
+    beside its submodule (no dict on one line)."""
+    package = check.fresh_import("tinyattn")
+    lines = repr(package.LAZY).split("\n")[1:]
+    check.equal(len(lines), len(package.LAZY), "lines of LAZY's repr")
+    for line, name in zip(lines, sorted(package.LAZY)):
+        check.equal(line.split(), [name, "tinyattn." + package.LAZY.get(name)], "help's line")
+
+
 def test_other_names_import_nothing_and_submodules_import():
     has = []
 
