@@ -1,5 +1,6 @@
-"""The header fields every int8 kernel module restates (viper inlines only its own module's
-const()) agree with kernels.py, which defines the header."""
+"""What the int8 kernel modules restate stays equal: the header fields (viper inlines only its
+own module's const()) with kernels.py, which defines the header; asm_pie's tail with
+asm_mac16's (the inline assembler has no macro)."""
 
 import re
 
@@ -41,3 +42,20 @@ def test_the_shared_constants_are_what_they_say():
     assert c.EXP_LIMIT == 32 * len(c.EXP_HI) and c.EXP_STEPS == 256 and c.PROB_ONE == 1 << 15
     kernel = (PACKAGE / "kernels_attend.py").read_text()
     assert re.search(r"^EXP_LIMIT = const\((\d+)\)", kernel, re.M).group(1) == str(c.EXP_LIMIT)
+
+
+def asm_tail(name):
+    """The lines of an asm linear kernel from its bias on (the line before `+ bias`)
+    to label(done)."""
+    lines = (PACKAGE / name).read_text().splitlines()
+    start = lines.index("    add(a13, a13, a14)  # + bias") - 1
+    end = lines.index("    label(done)")
+    return lines[start:end + 1]
+
+
+def test_the_asm_linear_kernels_share_their_tail_to_the_letter():
+    """asm_pie's bias, requantize, store and next-row code is asm_mac16's (the inline
+    assembler has no macro or include): a fix in one is made in the other."""
+    mac16, pie = asm_tail("asm_mac16.py"), asm_tail("asm_pie.py")
+    assert len(mac16) > 50 and mac16[0].strip() == "l32i(a14, a12, 0)", mac16[:2]
+    assert mac16 == pie

@@ -80,6 +80,9 @@ def linear(a2, a3):
     data(3, 0x084544)  # mula.dd.ll.ldinc m0, a5, m1, m3
     data(3, 0x0B6444)  # mula.dd.hh.ldinc m2, a4, m1, m3
     data(3, 0x0310D0)  # rsr a13, acclo
+    # from here to label(done): asm_pie's lines, the same to the letter (the inline assembler
+    # has no macro or include, and a call a column would cost more than its inner loop;
+    # tests/host/test_kernel_fields.py holds the two equal)
     l32i(a14, a12, 0)
     add(a13, a13, a14)  # + bias
     addi(a12, a12, 4)

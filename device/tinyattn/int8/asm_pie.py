@@ -99,6 +99,9 @@ def linear(a2, a3):
     data(4, 0xF082915E)  # ee.vmulas.s8.accx.ld.ip q0, a5, 16, q2, q3
     data(3, 0x838144)  # ee.vld.128.ip q1, a4, 16
     data(3, 0xE3D000)  # rur.accx_0 a13
+    # from here to label(done): asm_mac16's lines, the same to the letter (the inline assembler
+    # has no macro or include, and a call a column would cost more than its inner loop;
+    # tests/host/test_kernel_fields.py holds the two equal)
     l32i(a14, a12, 0)
     add(a13, a13, a14)  # + bias
     addi(a12, a12, 4)
