@@ -8,55 +8,33 @@ import array
 import gc
 
 import check
-from int8_check import accuracy, int8_classes, layers_match, read_bytes, within_a_point
+from int8_check import (accuracy, float_model, host_keeps_the_float_accuracy,
+                        host_layers_match, load_int8, read_bytes, within_a_point)
 
 ROWS_OF_HEAP_CHECK = 16
 
 
-def load_model(name):
-    from tinyattn.int8 import load
-
-    return load(check.path(name))
-
-
-def run_host_model():
-    """The host's int8 model on the quantized test rows: its trace and the fixture."""
-    qm = load_model("int8.bin")
-    xq = array.array("b", read_bytes("xq.bin"))
-    spec = check.fixture("trace")
-    trace = []
-    qm.forward_int(xq, spec["rows"], spec["cols"], trace=trace)
-    return trace, spec
-
-
 def test_every_layer_matches_the_reference_on_every_test_row():
-    trace, spec = run_host_model()
-    layers_match(trace, spec, read_bytes)
+    host_layers_match()
 
 
 def test_int8_keeps_the_float_accuracy():
-    trace, spec = run_host_model()
-    predicted = int8_classes(*trace[-1])
-    within_a_point(accuracy(predicted, spec["y"]), spec["float_accuracy"],
-                   "the host's int8 model", len(predicted))
+    host_keeps_the_float_accuracy()
 
 
 def test_forward_int_returns_the_heap():
-    qm = load_model("int8.bin")
+    qm = load_int8("int8.bin")
     cols = check.fixture("trace")["cols"]
     xq = array.array("b", read_bytes("xq.bin")[:ROWS_OF_HEAP_CHECK * cols])
     check.heap_returns(lambda: qm.forward_int(xq, ROWS_OF_HEAP_CHECK, cols), what="forward_int")
 
 
 def test_quantized_on_the_device_keeps_the_float_accuracy():
-    from tinyattn import Sequential, predict
+    from tinyattn import predict
     from tinyattn.datasets.digits import load_digits
     from tinyattn.int8 import quantize
 
-    f = check.fixture("float_model")
-    model = Sequential.from_config(f["config"], seed=3)
-    for name, param, _ in model.collect_params():
-        param[:] = f[name]
+    model, f = float_model()
     float_accuracy, rows = f["accuracy"], f["calib_rows"]
     f = None
     train, test = load_digits(check.path("digits.csv"), seed=42)
@@ -65,6 +43,6 @@ def test_quantized_on_the_device_keeps_the_float_accuracy():
     gc.collect()
     qm = quantize(model, calib)
     calib = None
-    check.near_model(qm, load_model("int8_calib.bin"), "digits calibrated on %d rows" % rows)
+    check.near_model(qm, load_int8("int8_calib.bin"), "digits calibrated on %d rows" % rows)
     within_a_point(accuracy(predict(qm, test.X), test.y), float_accuracy,
                    "quantized on the device", len(test))

@@ -47,11 +47,16 @@ def linear_run(c):
     return dst, h, w
 
 
-def test_linear_matches_reference_bit_for_bit():
-    names = check.names("linear")
-    check.equal(len(names), 40, "linear configurations")
+def each_fixture(prefix, count, what):
+    """(name, fixture) of each of the `count` fixtures named `prefix`... (asserted: `what`)."""
+    names = check.names(prefix)
+    check.equal(len(names), count, what)
     for name in names:
-        f = check.fixture(name)
+        yield name, check.fixture(name)
+
+
+def test_linear_matches_reference_bit_for_bit():
+    for name, f in each_fixture("linear", 40, "linear configurations"):
         dst, _, _ = linear_run(f["c"])
         check.equal(dst, f["dst"], "%s (seed %d)" % (name, f["seed"]))
 
@@ -85,10 +90,7 @@ def attend_run(c, q, k, vt):
 
 
 def test_attend_matches_reference_bit_for_bit():
-    names = check.names("attend")
-    check.equal(len(names), 30, "attention configurations")
-    for name in names:
-        f = check.fixture(name)
+    for name, f in each_fixture("attend", 30, "attention configurations"):
         c = f["c"]
         q, k, vt = attend_buffers(c)
         ctx, scores, probs, _ = attend_run(c, q, k, vt)
@@ -110,10 +112,7 @@ def pool_run(c):
 
 
 def test_pool_and_lookup_match_reference():
-    names = check.names("pool")
-    check.equal(len(names), 6, "pooling configurations")
-    for name in names:
-        f = check.fixture(name)
+    for name, f in each_fixture("pool", 6, "pooling configurations"):
         dst, y, _, _, _ = pool_run(f["c"])
         check.equal(dst, f["pool"], "%s pool" % name)
         check.equal(y, f["lookup"], "%s lookup" % name)
@@ -133,10 +132,7 @@ def equal_periodic(got, want, what):
 
 def test_worst_case_inputs_match_reference():
     """The extreme inputs that drive each int32 intermediate to its bound."""
-    names = check.names("worst")
-    check.equal(len(names), 2, "worst cases")
-    for name in names:
-        f = check.fixture(name)
+    for name, f in each_fixture("worst", 2, "worst cases"):
         dst, _, _ = linear_run(f["linear"])
         check.equal(dst, f["dst"], "%s linear" % name)
         # attention: Q = -128, K alternating -128 / 127 by key, V = -128

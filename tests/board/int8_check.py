@@ -41,6 +41,53 @@ def layers_match(trace, spec, read):
     check.equal(int8_classes(*trace[-1]), spec["classes"], "classes of the int32 logits")
 
 
+def load_int8(name):
+    """The int8 model file `name` of the current module's fixtures."""
+    from tinyattn.int8 import load
+
+    return load(check.path(name))
+
+
+def host_trace(masked=False):
+    """The host's int8 model (int8.bin) on the quantized test rows (xq.bin; with masked, the
+    padding mask keep.bin too): its trace of every layer, and the fixture "trace"."""
+    import array
+
+    qm = load_int8("int8.bin")
+    xq = array.array("b", read_bytes("xq.bin"))
+    keep = bytearray(read_bytes("keep.bin")) if masked else None
+    spec = check.fixture("trace")
+    trace = []
+    qm.forward_int(xq, spec["rows"], spec["cols"], trace=trace, keep=keep)
+    return trace, spec
+
+
+def host_layers_match(masked=False):
+    """The host's int8 model on every test row: every layer bit for bit with its file."""
+    trace, spec = host_trace(masked)
+    layers_match(trace, spec, read_bytes)
+
+
+def host_keeps_the_float_accuracy(masked=False):
+    """The host's int8 model's test accuracy within a point of the float model's."""
+    trace, spec = host_trace(masked)
+    predicted = int8_classes(*trace[-1])
+    within_a_point(accuracy(predicted, spec["y"]), spec["float_accuracy"],
+                   "the host's int8 model", len(predicted))
+
+
+def float_model():
+    """The float model of the fixture "float_model" (its config, seed 3, its parameters),
+    and the fixture (drop it before quantizing: it holds every parameter again)."""
+    from tinyattn import Sequential
+
+    f = check.fixture("float_model")
+    model = Sequential.from_config(f["config"], seed=3)
+    for name, param, _ in model.collect_params():
+        param[:] = f[name]
+    return model, f
+
+
 def read_bytes(name):
     """The bytes of raw fixture file `name` of the current module."""
     with open(check.path(name), "rb") as f:

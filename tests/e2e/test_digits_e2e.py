@@ -3,10 +3,10 @@ training steps, each checked against the reference (few rows: the stand-in is sl
 
 import pytest
 
+from check_parts import run_part
 from tinyattn_host.virtual import unixport
 from tinyattn_host.board.board import Board
 from tinyattn_host.checks.digits_check import check_digits
-from tinyattn_host.checks.run_check import Check
 from tinyattn_host.checks.run_report import write_report
 from tinyattn_host.virtual.unixport_process import has_raw_repl
 
@@ -16,12 +16,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def test_digits_check_passes(virtual_board, tmp_path):
-    lines = []
-    with Board(port=virtual_board.port, out=lambda *a: None) as board:
-        check = Check(board, batch_size=8, out=lines.append, progress=False)
-        check.summary.device = board.start_link().hello()
-        result = check_digits(check, rows=8)
-    assert result["ok"], "\n".join(lines)
+    check, result, lines = run_part(virtual_board.port, check_digits, batch_size=8, rows=8)
     assert result["rows"] == 8 and result["agree"] == 8 and len(result["train_steps"]) == 3
     assert result["max_rel_err"] <= 1e-4
     assert any(line.startswith("digits train step 2") and line.endswith("ok") for line in lines)

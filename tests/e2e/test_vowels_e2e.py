@@ -4,8 +4,7 @@ streamed frame by frame (few rows: the stand-in is slow)."""
 
 import pytest
 
-from tinyattn_host.board.board import Board
-from tinyattn_host.checks.run_check import Check
+from check_parts import run_part
 from tinyattn_host.checks.vowels_check import check_vowels
 from tinyattn_host.virtual import unixport
 from tinyattn_host.virtual.unixport_process import has_raw_repl
@@ -16,12 +15,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def test_vowels_check_passes(virtual_board):
-    lines = []
-    with Board(port=virtual_board.port, out=lambda *a: None) as board:
-        check = Check(board, batch_size=4, out=lines.append, progress=False)
-        check.summary.device = board.start_link().hello()
-        result = check_vowels(check, rows=8)
-    assert result["ok"], "\n".join(lines)
+    check, result, _ = run_part(virtual_board.port, check_vowels, batch_size=4, rows=8)
     lengths = {n for b in result["batches"] for n in b["lengths"]}
     assert result["rows"] == 8 and len(lengths) > 1  # batches of different lengths
     assert result["agree"] == 8 and result["int8_exact"] == 8

@@ -58,3 +58,16 @@ def fast_linear_in_place_of_viper(kind, calls):
 
     return setup
 
+
+
+LINEAR_CASES = ("test_linear_matches_reference_bit_for_bit",
+                "test_worst_case_inputs_match_reference")
+
+
+def fast_linear_case(emulator, folder, name, kind):
+    """case_kernels' linear case `name` (of LINEAR_CASES) run with backend `kind`'s linear in
+    place of viper's (fast_linear_in_place_of_viper); the kernel calls it made."""
+    calls = []
+    run_case(emulator, folder, "case_kernels", name,
+             setup=fast_linear_in_place_of_viper(kind, calls))
+    return calls

@@ -5,23 +5,17 @@ buffer (mac16_layout), bit for bit against the integer reference; its inner loop
 
 import pytest
 
-from emulated_cases import fast_linear_in_place_of_viper, run_case
+from emulated_cases import LINEAR_CASES, fast_linear_case
 from emulator_tools import loop_body_starts
 from tinyattn_host.emulator.device_glue import DEVICE_DIR
 
 ASM = DEVICE_DIR / "tinyattn" / "int8" / "asm_mac16.py"
 
 
-MAC16_CALLS = []
-
-
-@pytest.mark.parametrize("name", ["test_linear_matches_reference_bit_for_bit",
-                                  "test_worst_case_inputs_match_reference"])
+@pytest.mark.parametrize("name", LINEAR_CASES)
 def test_mac16_linear_matches_reference(emulator, linear_cases, name):
-    MAC16_CALLS.clear()
-    run_case(emulator, linear_cases, "case_kernels", name,
-             setup=fast_linear_in_place_of_viper("Mac16", MAC16_CALLS))
-    assert len(MAC16_CALLS) >= {"test_linear_matches_reference_bit_for_bit": 80}.get(name, 4)
+    calls = fast_linear_case(emulator, linear_cases, name, "Mac16")
+    assert len(calls) >= {LINEAR_CASES[0]: 80}.get(name, 4)
 
 
 def test_loop_bodies_start_4_byte_aligned(emulator):

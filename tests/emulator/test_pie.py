@@ -15,13 +15,12 @@ from tinyattn_host.emulator import s3
 if s3.missing_reason():
     pytest.skip(s3.missing_reason(), allow_module_level=True)
 
-from emulated_cases import fast_linear_in_place_of_viper, run_case  # noqa: E402
+from emulated_cases import LINEAR_CASES, fast_linear_case  # noqa: E402
 from emulator_tools import loop_body_starts  # noqa: E402
 from tinyattn_host.emulator.device_glue import DEVICE_DIR, device_package  # noqa: E402
 from tinyattn_host.reference import int8 as ref  # noqa: E402
 
 ASM = DEVICE_DIR / "tinyattn" / "int8" / "asm_pie.py"
-PIE_CALLS = []
 
 
 @pytest.fixture(scope="module")
@@ -46,13 +45,10 @@ def test_the_s3_is_the_machine_the_harness_assumes():
         cpu.close()
 
 
-@pytest.mark.parametrize("name", ["test_linear_matches_reference_bit_for_bit",
-                                  "test_worst_case_inputs_match_reference"])
+@pytest.mark.parametrize("name", LINEAR_CASES)
 def test_pie_linear_matches_reference(emulator_s3, linear_cases, name):
-    PIE_CALLS.clear()
-    run_case(emulator_s3, linear_cases, "case_kernels", name,
-             setup=fast_linear_in_place_of_viper("Pie", PIE_CALLS))
-    assert len(PIE_CALLS) >= {"test_linear_matches_reference_bit_for_bit": 40}.get(name, 2)
+    calls = fast_linear_case(emulator_s3, linear_cases, name, "Pie")
+    assert len(calls) >= {LINEAR_CASES[0]: 40}.get(name, 2)
 
 
 def _run(emu, x, w, cols, depth, rows=1, offset_binary=False):
