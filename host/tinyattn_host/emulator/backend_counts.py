@@ -93,16 +93,17 @@ def table(m, fast, loop_format="%.2f"):
     lines = list(TABLE)
     for name in ("viper", fast):
         runs = m["forward"][name][0]
-        total = sum(r.instructions for r in runs)
-        core = runs[3].instructions
+        total, linear, core = split(runs)
         lines.append(("| %s | " + loop_format + " | %d | %d | %d | %.2f |") % (
-            name, m["loop"][name], total, total - core, core, total / macs))
+            name, m["loop"][name], total, linear, core, total / macs))
     return lines
 
 
-def linear_instructions(runs):
-    """Instructions of a forward's four projections (every kernel call but the core's)."""
-    return sum(r.instructions for i, r in enumerate(runs) if i != 3)
+def split(runs):
+    """(the whole forward, its four projections, its attention core): the instructions of a
+    forward's kernel calls (the core is the fourth call)."""
+    total, core = sum(r.instructions for r in runs), runs[3].instructions
+    return total, total - core, core
 
 
 def section(emu):
@@ -115,9 +116,7 @@ def section(emu):
              "projections) and `asm_attend.py` (the attention core: scores, softmax, P V), "
              "chosen by `tinyattn.int8.backend` after their self-test against viper (run in "
              "the emulator). Both forwards give the same bytes.", ""] + table(m, "mac16")
-    vt, mt = sum(r.instructions for r in vr), sum(r.instructions for r in mr)
-    vl, ml = linear_instructions(vr), linear_instructions(mr)
-    vc, mc = vr[3].instructions, mr[3].instructions
+    (vt, vl, vc), (mt, ml, mc) = split(vr), split(mr)
     lines += ["", "With MAC16 the four projections run %.1fx fewer instructions, the attention "
               "core %.1fx fewer (%.2f instructions a MAC, softmax included), the whole "
               "forward %.1fx fewer. Calls with a keep mask, the causal flag or a trace keep "

@@ -65,9 +65,7 @@ def section(emu, m=None):
              "`tinyattn.int8.backend` after its self-test against viper (run in the emulator); "
              "both forwards give the same bytes. mp_fun_table's entries are answered in "
              "Python here and not counted.", ""] + NOTES + backend_counts.table(m, "pie", "%.3f")
-    vt, pt = sum(r.instructions for r in vr), sum(r.instructions for r in pr)
-    vl, pl = backend_counts.linear_instructions(vr), backend_counts.linear_instructions(pr)
-    vc, pc = vr[3].instructions, pr[3].instructions
+    (vt, vl, vc), (pt, pl, pc) = backend_counts.split(vr), backend_counts.split(pr)
     lines += ["", "With PIE the four projections run %.1fx fewer instructions (%.1f MACs an "
               "instruction in its inner loop), the attention core (MAC16's, asm_attend) %.1fx "
               "fewer, the whole forward %.1fx fewer." % (
