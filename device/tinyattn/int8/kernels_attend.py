@@ -4,7 +4,9 @@ Same calling convention as kernels.py (read its docstring): the kernel takes (he
 the header an array('i') made once, other buffers reached by their byte distance from it.
 Per sequence, head and query: the scores q.k (int32, the 8-way unrolled dot of kernels.py),
 the integer softmax exp(-(max - score) m) from two tables (EXP_HI, EXP_LO) in Q0.15, then P V
-and the requantize into the int8 context. tinyattn_host.reference.int8 is the same
+and the requantize into the int8 context. The dot and the requantize are kernels.py's loops written out
+again: a viper function calls another only as a Python call, one per item (the kernel tests,
+bit for bit against the reference, hold each copy). tinyattn_host.reference.int8 is the same
 arithmetic in NumPy, bit for bit.
 """
 

@@ -5,7 +5,9 @@ keep the B*S bytes of a padding mask (0: token s of sequence b is padding). The 
 after the fields, one multiplier (m, s, p, cap) for every count n = 1..S of kept tokens:
 s_x / n / s_y. The sum of the n kept tokens (|sum| <= 128 S, far inside int32) is requantized
 with the multiplier of its n, as reference.int8.masked_pool does, bit for bit; a sequence
-with no kept token gets zeros (the float layer refuses one).
+with no kept token gets zeros (the float layer refuses one). The sum and the requantize are
+kernels._pool's loops written out again with the mask test inside: a viper function calls
+another only as a Python call, one per item.
 """
 
 import micropython
