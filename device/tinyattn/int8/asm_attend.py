@@ -24,7 +24,9 @@ Frame: +4 sequence's first row, +8 head column, +12 query source, +16 header, +2
 
 Over the ~350 lines a module is held to, and it must stay whole: it is one asm function (an
 asm_xtensa function cannot call another one without a call frame and the register window
-rotating under it), most of its lines one instruction each.
+rotating under it), most of its lines one instruction each. Its runs that repeat (the query
+row's eight register pairs, each widened alike) are written out: a register is not named by
+a loop index, and the inline assembler has no macro.
 """
 
 import micropython
