@@ -1,6 +1,7 @@
 """Bad arguments at the public API get a ValueError naming the argument; the NaN policy
-(README, "NaN and infinity"): Dataset and the optimizers refuse non-finite input, train stops
-at the first non-finite loss or gradient with the weights of the last good step."""
+(docs/device-api.md, "NaN and infinity"): Dataset and the optimizers refuse non-finite
+input, train stops at the first non-finite loss or gradient with the weights of the last good
+step."""
 
 import check
 from tinyattn import (SGD, Adam, Attention, Dataset, Dense, Sequential, iris_model, load,

@@ -1,7 +1,7 @@
 """Bad arguments at the public API get a ValueError naming the argument; the NaN policy
-(README, "NaN and infinity"): Dataset and the optimizers refuse non-finite input, train stops
-at the first non-finite loss or gradient with the weights of the last good step
-(tests/board/case_bad_input.py on the board)."""
+(docs/device-api.md, "NaN and infinity"): Dataset and the optimizers refuse non-finite
+input, train stops at the first non-finite loss or gradient with the weights of the last good
+step (tests/board/case_bad_input.py on the board)."""
 
 from board_cases import board_test
 

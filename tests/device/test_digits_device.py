@@ -1,6 +1,6 @@
 """The device's digits loader against the host's split; the digits model's config; and, with a
-real ulab only, the whole training run (a measurement, minutes long: see README)
-(tests/board/case_digits.py and case_digits_train.py on the board)."""
+real ulab only, the whole training run (a measurement, minutes long: docs/device-api.md,
+*Digits*) (tests/board/case_digits.py and case_digits_train.py on the board)."""
 
 from board_cases import board_test
 from tinyattn_host.digits import DIGITS_CONFIG, DIGITS_CSV, load_digits
