@@ -12,6 +12,8 @@ W scaled by 4^k into [2^28, 2^30), r = isqrt (floor, bit by bit), inv = round(2^
 z_i = ((E x_i - S) inv + 2^(sh-1)) >> sh with sh = 16 - k (xhat in Q12); then
 z_i gamma_i + beta_i is requantized to int8. Add: (a ma + b mb + 2^(s-1)) >> s, saturated;
 b repeats every `period` rows (the positional table), or not at all (a residual).
+The requantize (clamp, multiply, shift, saturate) is kernels.py's, written out again: a
+viper function calls another only as a Python call, one per item.
 """
 
 import micropython
