@@ -1,0 +1,148 @@
+"""The host-trained vowels model fine-tuned on the device with its encoder's dropout on:
+
+    .venv/bin/python -m tinyattn_host vowels --finetune-on-device [--epochs 3] [--dropout 0.1]
+        [--heap 8m] [--smallest-heap]
+
+trains the model with the reference (as `vowels` does), writes it as a model file beside the
+two .ts files in a temporary folder, compiles the package as `make deploy` ships it (.mpy for
+the interpreter's architecture) and runs FINETUNE on the unix port ($MICROPYTHON, real ulab
+for figures that mean something): the device loads the files, evaluates, rebuilds the model
+with dropout p (datasets/vowels.with_dropout, seeded), trains `epochs` with Adam at lr and
+evaluates again. Then one epoch again with the live heap sampled after every layer's forward
+and backward (gc.collect, gc.mem_alloc: a lower bound of the true peak, which holds
+temporaries inside a layer too), and with --smallest-heap the smallest -X heapsize= (to 16 KB)
+with which the whole run completes, by bisection, a fresh interpreter a trial.
+"""
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from . import modelfile
+from .virtual import unixport
+
+MARK = "@@VOWELS "
+FINETUNE = r"""
+import gc, json, sys, time
+from tinyattn import evaluate, load, train
+from tinyattn.datasets.vowels import load_vowels, with_dropout
+
+folder, epochs, lr, p, seed, sample = (sys.argv[1], int(sys.argv[2]), float(sys.argv[3]),
+                                       float(sys.argv[4]), int(sys.argv[5]), sys.argv[6] == "1")
+gc.collect()
+start = gc.mem_alloc()
+train_set, test_set = load_vowels(folder)
+model = load(folder + "/vowels.bin")
+before = evaluate(model, test_set)
+model = with_dropout(model, p, seed)
+gc.collect()
+held = gc.mem_alloc() - start
+peak = [0]
+
+
+def sampled(call):
+    def run(*args, **named):
+        out = call(*args, **named)
+        gc.collect()
+        peak[0] = max(peak[0], gc.mem_alloc() - start)
+        return out
+    return run
+
+
+for layer in model.layers if sample else ():
+    layer.forward, layer.backward = sampled(layer.forward), sampled(layer.backward)
+t0 = time.ticks_ms()
+history = train(model, train_set, epochs=epochs, lr=lr, seed=seed, log_every=1)
+seconds = time.ticks_diff(time.ticks_ms(), t0) / 1000
+print("@@VOWELS " + json.dumps({
+    "before": before, "after": evaluate(model, test_set), "test_rows": len(test_set),
+    "train_rows": len(train_set), "epochs": epochs, "seconds": seconds, "held": held,
+    "peak": peak[0] if sample else None, "loss": list(history["loss"])}))
+"""
+
+
+def prepare(folder, params, config):
+    """folder/lib (the package as deploy ships it), folder/vowels.bin, the two .ts files and
+    folder/finetune.py; returns how the package was compiled."""
+    from .bench.bench import compiled_package
+    from .vowels import DEVICE, VOWELS_DIR
+
+    modelfile.write_model(folder / "vowels.bin", modelfile.SEQUENTIAL, {"config": config},
+                          params)
+    for name in (DEVICE.TRAIN_FILE, DEVICE.TEST_FILE):
+        shutil.copy(VOWELS_DIR / name, folder / name)
+    (folder / "finetune.py").write_text(FINETUNE)
+    return compiled_package(unixport.interpreter(), folder / "lib")
+
+
+def run_once(folder, args, heap, sample=False, echo=None):
+    """The device's figures {before, after, seconds, held, peak, loss} of one run at `heap`
+    (MicroPythonError when it does not complete); echo(line) for each epoch's line."""
+    out = unixport.run_file(folder / "finetune.py", heap=heap, device_dir=folder / "lib",
+                            timeout=3600, args=(str(folder), str(args.epochs), str(args.lr),
+                                                str(args.dropout), str(args.seed),
+                                                "1" if sample else "0"))
+    for line in out.splitlines():
+        if line.startswith(MARK):
+            return json.loads(line[len(MARK):])
+        if echo:
+            echo(line)
+    raise unixport.MicroPythonError("Error", "no result line", out)
+
+
+def smallest_heap(folder, args, low=64, high=16384, step=16):
+    """The smallest heap in KB (to `step`) with which the run completes."""
+    def fits(kb):
+        try:
+            run_once(folder, args, "%dk" % kb)
+            return True
+        except unixport.MicroPythonError:
+            return False
+
+    if not fits(high):
+        return None
+    while high - low > step:
+        middle = (low + high) // 2 // step * step
+        low, high = (low, middle) if fits(middle) else (middle, high)
+    return high
+
+
+def finetune_command(args, params, config):
+    """Print the device's accuracy before and after, the times and the heap; exit status 0."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        how = prepare(folder, params, config)
+        command = unixport.interpreter()
+        print("on the unix port %s (%d-bit, %s), the package %s; heap %s; dropout %g, %d "
+              "epochs, Adam lr %g, seed %d"
+              % (command, unixport.word_bits(command),
+                 "real ulab" if unixport.has_ulab(command) else "the ulab STAND-IN: its "
+                 "times and heap mean nothing", how, args.heap, args.dropout, args.epochs,
+                 args.lr, args.seed), flush=True)
+        result = run_once(folder, args, args.heap, echo=lambda line: print("  device: " + line,
+                                                                         flush=True))
+        n = result["test_rows"]
+        print("device: test accuracy %.2f%% (%d of %d) as loaded, %.2f%% (%d of %d) after "
+              "fine-tuning with dropout %g; %d epochs of %d rows in %.1f s (%.1f s an epoch)"
+              % (100 * result["before"], round(result["before"] * n), n,
+                 100 * result["after"], round(result["after"] * n), n, args.dropout,
+                 args.epochs, result["train_rows"], result["seconds"],
+                 result["seconds"] / args.epochs))
+        one = argparse_copy(args, epochs=1)
+        sampled = run_once(folder, one, args.heap, sample=True)
+        print("heap: %d bytes held before training (the model and both data sets), peak "
+              "%d live at a layer's end (sampled over one epoch)"
+              % (result["held"], sampled["peak"]), flush=True)
+        if args.smallest_heap:
+            kb = smallest_heap(folder, args)
+            print("smallest -X heapsize= that completes the run: %s"
+                  % ("over 16384k" if kb is None else "%dk" % kb))
+    return 0
+
+
+def argparse_copy(args, **changes):
+    """A copy of the argparse Namespace with some values changed."""
+    import argparse
+
+    return argparse.Namespace(**dict(vars(args), **changes))
