@@ -110,7 +110,8 @@ def vowels_command(args):
     if args.finetune_on_device:
         from .vowels_device import finetune_command
 
-        finetune_command(args, params, config)
+        finetune_command(args, params, config,
+                         [VOWELS_DIR / DEVICE.TRAIN_FILE, VOWELS_DIR / DEVICE.TEST_FILE])
     if args.report:
         folder = Path(args.report)
         folder.mkdir(parents=True, exist_ok=True)

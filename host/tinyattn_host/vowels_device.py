@@ -62,16 +62,15 @@ print("@@VOWELS " + json.dumps({
 """
 
 
-def prepare(folder, params, config):
+def prepare(folder, params, config, ts_files):
     """folder/lib (the package as deploy ships it), folder/vowels.bin, the two .ts files and
     folder/finetune.py; returns how the package was compiled."""
     from .bench.bench import compiled_package
-    from .vowels import DEVICE, VOWELS_DIR
 
     modelfile.write_model(folder / "vowels.bin", modelfile.SEQUENTIAL, {"config": config},
                           params)
-    for name in (DEVICE.TRAIN_FILE, DEVICE.TEST_FILE):
-        shutil.copy(VOWELS_DIR / name, folder / name)
+    for path in ts_files:
+        shutil.copy(path, folder / path.name)
     (folder / "finetune.py").write_text(FINETUNE)
     return compiled_package(unixport.interpreter(), folder / "lib")
 
@@ -108,11 +107,12 @@ def smallest_heap(folder, args, low=64, high=16384, step=16):
     return high
 
 
-def finetune_command(args, params, config):
-    """Print the device's accuracy before and after, the times and the heap; exit status 0."""
+def finetune_command(args, params, config, ts_files):
+    """The host-trained `params` of `config` fine-tuned as the docstring says (ts_files: the
+    train and test .ts files). Print the device's accuracy before and after, the times and the heap; exit status 0."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        how = prepare(folder, params, config)
+        how = prepare(folder, params, config, ts_files)
         command = unixport.interpreter()
         print("on the unix port %s (%d-bit, %s), the package %s; heap %s; dropout %g, %d "
               "epochs, Adam lr %g, seed %d"
