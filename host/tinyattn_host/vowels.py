@@ -83,6 +83,17 @@ def vowels_command(args):
 
     from .checks.plots import training_curve
 
+    config = causal_config() if args.causal else VOWELS_CONFIG
+    if args.chip_estimate:
+        from .chipcost.stream_estimate import estimate_lines
+
+        print("\n".join(estimate_lines(config, (1, 15, DEVICE.SEQ_LEN))))
+        return 0
+    ts_files = [VOWELS_DIR / DEVICE.TRAIN_FILE, VOWELS_DIR / DEVICE.TEST_FILE]
+    if args.train_on_device:
+        from .vowels_device import finetune_command
+
+        return finetune_command(args, None, config, ts_files)
     start = time.monotonic()
     data = load_vowels()
     curve = {"train": [], "test": []}
@@ -93,7 +104,6 @@ def vowels_command(args):
         print("epoch %3d  loss %.4f  train %.2f%%  test %.2f%%"
               % (epoch, loss, 100 * curve["train"][-1], 100 * curve["test"][-1]), flush=True)
 
-    config = causal_config() if args.causal else VOWELS_CONFIG
     params, acc, losses = train_host(seed=args.seed, data=data, on_epoch=on_epoch,
                                      config=config)
     n_test, seconds = len(data["test"][1]), time.monotonic() - start
@@ -110,8 +120,7 @@ def vowels_command(args):
     if args.finetune_on_device:
         from .vowels_device import finetune_command
 
-        finetune_command(args, params, config,
-                         [VOWELS_DIR / DEVICE.TRAIN_FILE, VOWELS_DIR / DEVICE.TEST_FILE])
+        finetune_command(args, params, config, ts_files)
     if args.report:
         folder = Path(args.report)
         folder.mkdir(parents=True, exist_ok=True)

@@ -1,14 +1,16 @@
 """The host-trained vowels model fine-tuned on the device with its encoder's dropout on:
 
     .venv/bin/python -m tinyattn_host vowels --finetune-on-device [--epochs 3] [--dropout 0.1]
-        [--heap 8m] [--smallest-heap]
+        [--lr 5e-4] [--heap 8m] [--smallest-heap]
+    .venv/bin/python -m tinyattn_host vowels --train-on-device [--dropout 0] ...
 
 trains the model with the reference (as `vowels` does), writes it as a model file beside the
 two .ts files in a temporary folder, compiles the package as `make deploy` ships it (.mpy for
 the interpreter's architecture) and runs FINETUNE on the unix port ($MICROPYTHON, real ulab
 for figures that mean something): the device loads the files, evaluates, rebuilds the model
 with dropout p (datasets/vowels.with_dropout, seeded), trains `epochs` with Adam at lr and
-evaluates again. Then one epoch again with the live heap sampled after every layer's forward
+evaluates again (--train-on-device: fresh weights from the seed and the host's whole
+schedule, datasets/vowels.SCHEDULE, trained on the device). Then one epoch again with the live heap sampled after every layer's forward
 and backward (gc.collect, gc.mem_alloc: a lower bound of the true peak, which holds
 temporaries inside a layer too), and with --smallest-heap the smallest -X heapsize= (to 16 KB)
 with which the whole run completes, by bisection, a fresh interpreter a trial.
@@ -25,17 +27,22 @@ from .virtual import unixport
 MARK = "@@VOWELS "
 FINETUNE = r"""
 import gc, json, sys, time
-from tinyattn import evaluate, load, train
-from tinyattn.datasets.vowels import load_vowels, with_dropout
+from tinyattn import Adam, evaluate, load, train
+from tinyattn.datasets.vowels import SCHEDULE, load_vowels, vowels_model, with_dropout
 
-folder, epochs, lr, p, seed, sample = (sys.argv[1], int(sys.argv[2]), float(sys.argv[3]),
-                                       float(sys.argv[4]), int(sys.argv[5]), sys.argv[6] == "1")
+folder, epochs, lr, p, seed, sample, scratch = (
+    sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]),
+    sys.argv[6] == "1", sys.argv[7] == "1")
 gc.collect()
 start = gc.mem_alloc()
 train_set, test_set = load_vowels(folder)
-model = load(folder + "/vowels.bin")
-before = evaluate(model, test_set)
-model = with_dropout(model, p, seed)
+if scratch:  # the host's recipe on the device: fresh weights, its (epochs, lr) phases
+    model, phases = vowels_model(seed, dropout=p), SCHEDULE
+    before = evaluate(model, test_set)
+else:  # the host's model, then dropout p
+    model, phases = load(folder + "/vowels.bin"), ((epochs, lr),)
+    before = evaluate(model, test_set)
+    model = with_dropout(model, p, seed)
 gc.collect()
 held = gc.mem_alloc() - start
 peak = [0]
@@ -50,15 +57,22 @@ def sampled(call):
     return run
 
 
-for layer in model.layers if sample else ():
-    layer.forward, layer.backward = sampled(layer.forward), sampled(layer.backward)
+if sample:  # one epoch, every layer's forward and backward followed by a heap sample
+    phases = ((1, phases[0][1]),)
+    for layer in model.layers:
+        layer.forward, layer.backward = sampled(layer.forward), sampled(layer.backward)
+optimizer = Adam(model.collect_params(), lr=phases[0][1])
+losses = []
 t0 = time.ticks_ms()
-history = train(model, train_set, epochs=epochs, lr=lr, seed=seed, log_every=1)
+for k, (phase_epochs, phase_lr) in enumerate(phases):
+    optimizer.lr = phase_lr
+    losses += list(train(model, train_set, epochs=phase_epochs, optimizer=optimizer,
+                         seed=seed + k, log_every=1)["loss"])
 seconds = time.ticks_diff(time.ticks_ms(), t0) / 1000
 print("@@VOWELS " + json.dumps({
     "before": before, "after": evaluate(model, test_set), "test_rows": len(test_set),
-    "train_rows": len(train_set), "epochs": epochs, "seconds": seconds, "held": held,
-    "peak": peak[0] if sample else None, "loss": list(history["loss"])}))
+    "train_rows": len(train_set), "epochs": len(losses), "seconds": seconds, "held": held,
+    "peak": peak[0] if sample else None, "loss": losses}))
 """
 
 
@@ -67,8 +81,9 @@ def prepare(folder, params, config, ts_files):
     folder/finetune.py; returns how the package was compiled."""
     from .bench.bench import compiled_package
 
-    modelfile.write_model(folder / "vowels.bin", modelfile.SEQUENTIAL, {"config": config},
-                          params)
+    if params is not None:
+        modelfile.write_model(folder / "vowels.bin", modelfile.SEQUENTIAL, {"config": config},
+                              params)
     for path in ts_files:
         shutil.copy(path, folder / path.name)
     (folder / "finetune.py").write_text(FINETUNE)
@@ -81,7 +96,8 @@ def run_once(folder, args, heap, sample=False, echo=None):
     out = unixport.run_file(folder / "finetune.py", heap=heap, device_dir=folder / "lib",
                             timeout=3600, args=(str(folder), str(args.epochs), str(args.lr),
                                                 str(args.dropout), str(args.seed),
-                                                "1" if sample else "0"))
+                                                "1" if sample else "0",
+                                                "1" if args.train_on_device else "0"))
     for line in out.splitlines():
         if line.startswith(MARK):
             return json.loads(line[len(MARK):])
@@ -108,8 +124,10 @@ def smallest_heap(folder, args, low=64, high=16384, step=16):
 
 
 def finetune_command(args, params, config, ts_files):
-    """The host-trained `params` of `config` fine-tuned as the docstring says (ts_files: the
-    train and test .ts files). Print the device's accuracy before and after, the times and the heap; exit status 0."""
+    """The host-trained `params` of `config` fine-tuned as the docstring says, or with
+    --train-on-device (params None) the device's own training from fresh weights (ts_files:
+    the train and test .ts files). Print the device's accuracy before and after, the times
+    and the heap; exit status 0."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         how = prepare(folder, params, config, ts_files)
@@ -122,15 +140,16 @@ def finetune_command(args, params, config, ts_files):
                  args.lr, args.seed), flush=True)
         result = run_once(folder, args, args.heap, echo=lambda line: print("  device: " + line,
                                                                          flush=True))
-        n = result["test_rows"]
-        print("device: test accuracy %.2f%% (%d of %d) as loaded, %.2f%% (%d of %d) after "
-              "fine-tuning with dropout %g; %d epochs of %d rows in %.1f s (%.1f s an epoch)"
+        n, epochs = result["test_rows"], result["epochs"]
+        print("device: test accuracy %.2f%% (%d of %d) %s, %.2f%% (%d of %d) after %s with "
+              "dropout %g; %d epochs of %d rows in %.1f s (%.2f s an epoch)"
               % (100 * result["before"], round(result["before"] * n), n,
-                 100 * result["after"], round(result["after"] * n), n, args.dropout,
-                 args.epochs, result["train_rows"], result["seconds"],
-                 result["seconds"] / args.epochs))
-        one = argparse_copy(args, epochs=1)
-        sampled = run_once(folder, one, args.heap, sample=True)
+                 "untrained" if args.train_on_device else "as loaded",
+                 100 * result["after"], round(result["after"] * n), n,
+                 "training (the host's schedule)" if args.train_on_device else "fine-tuning",
+                 args.dropout, epochs, result["train_rows"], result["seconds"],
+                 result["seconds"] / epochs), flush=True)
+        sampled = run_once(folder, args, args.heap, sample=True)
         print("heap: %d bytes held before training (the model and both data sets), peak "
               "%d live at a layer's end (sampled over one epoch)"
               % (result["held"], sampled["peak"]), flush=True)
@@ -139,10 +158,3 @@ def finetune_command(args, params, config, ts_files):
             print("smallest -X heapsize= that completes the run: %s"
                   % ("over 16384k" if kb is None else "%dk" % kb))
     return 0
-
-
-def argparse_copy(args, **changes):
-    """A copy of the argparse Namespace with some values changed."""
-    import argparse
-
-    return argparse.Namespace(**dict(vars(args), **changes))
