@@ -132,12 +132,13 @@ def finetune_command(args, params, config, ts_files):
         folder = Path(tmp)
         how = prepare(folder, params, config, ts_files)
         command = unixport.interpreter()
-        print("on the unix port %s (%d-bit, %s), the package %s; heap %s; dropout %g, %d "
-              "epochs, Adam lr %g, seed %d"
-              % (command, unixport.word_bits(command),
-                 "real ulab" if unixport.has_ulab(command) else "the ulab STAND-IN: its "
-                 "times and heap mean nothing", how, args.heap, args.dropout, args.epochs,
-                 args.lr, args.seed), flush=True)
+        recipe = ("the host's schedule from fresh weights" if args.train_on_device
+                  else "%d epochs, Adam lr %g" % (args.epochs, args.lr))
+        print("on the unix port %s (%d-bit, %s), the package %s; heap %s; dropout %g, %s, "
+              "seed %d" % (command, unixport.word_bits(command),
+                           "real ulab" if unixport.has_ulab(command) else "the ulab STAND-IN: "
+                           "its times and heap mean nothing", how, args.heap, args.dropout,
+                           recipe, args.seed), flush=True)
         result = run_once(folder, args, args.heap, echo=lambda line: print("  device: " + line,
                                                                          flush=True))
         n, epochs = result["test_rows"], result["epochs"]
