@@ -10,10 +10,11 @@ the interpreter's architecture) and runs FINETUNE on the unix port ($MICROPYTHON
 for figures that mean something): the device loads the files, evaluates, rebuilds the model
 with dropout p (datasets/vowels.with_dropout, seeded), trains `epochs` with Adam at lr and
 evaluates again (--train-on-device: fresh weights from the seed and the host's whole
-schedule, datasets/vowels.SCHEDULE, trained on the device). Then one epoch again with the live heap sampled after every layer's forward
-and backward (gc.collect, gc.mem_alloc: a lower bound of the true peak, which holds
-temporaries inside a layer too), and with --smallest-heap the smallest -X heapsize= (to 16 KB)
-with which the whole run completes, by bisection, a fresh interpreter a trial.
+schedule, datasets/vowels.SCHEDULE, trained on the device). Then one epoch again with the
+live heap sampled after every layer's forward and backward (gc.collect, gc.mem_alloc: a lower
+bound of the true peak, which holds temporaries inside a layer too), and with --smallest-heap
+the smallest -X heapsize= (to 16 KB) with which the whole run completes, by bisection, a
+fresh interpreter a trial.
 """
 
 import json

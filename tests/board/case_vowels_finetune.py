@@ -1,7 +1,9 @@
 """One Adam step of the vowels model with its encoder's dropout on, against the reference given
 the device's own keep masks (tests/device/test_vowels_finetune.py): the masks equal the host's,
-the loss within 1e-5 relative, every gradient and every weight's update (bk's aside: its gradient is rounding noise,
-which Adam scales to lr) within 1e-4 relative, plus the float32 rounding of the weight."""
+the loss within 1e-5 relative, every gradient within 1e-4 relative and every weight's update
+within 1e-4 relative plus the float32 rounding of the weight (bk's aside: its gradient is
+rounding noise, which Adam scales to lr). with_dropout, which the fine-tune on the device
+runs, keeps the weights and draws the same masks."""
 
 import check
 from tinyattn import Adam, Sequential, padding_mask, train_step
@@ -58,3 +60,24 @@ def test_a_dropout_training_step_matches_the_reference_given_its_masks():
             update_close(param, f[name], f["new." + name], "the update of " + name)
     check.heap_returns(lambda: train_step(model, optimizer, f["x"], c["labels"], mask),
                        calls=3, what="a vowels training step with dropout")
+
+
+def test_with_dropout_keeps_the_weights_and_draws_the_same_masks():
+    """with_dropout (what the fine-tune on the device runs) on a model without dropout: the
+    same weights, dropout p in the config, and the masks of the Sequential seeded alike."""
+    from tinyattn.datasets.vowels import vowels_model, with_dropout
+
+    c = check.fixture("c")
+    f = check.fixture("step")
+    plain = vowels_model(seed=1)
+    for name, param, _ in plain.collect_params(False):
+        param[:] = f[name]
+    model = with_dropout(plain, c["config"][c["encoder"]][4], seed=c["seed"])
+    check.equal(model.config(), c["config"], "the config with dropout")
+    for (name, param, _), (_, old, _) in zip(model.collect_params(False),
+                                             plain.collect_params(False)):
+        check.equal(param, old, "weight " + name)
+    masks = keep_masks_of(model.layers[c["encoder"]])
+    model.forward(f["x"], True, mask=padding_mask(c["lengths"], c["config"][0][1]))
+    for name, keep in masks.items():
+        check.equal(keep, f["keep." + name], "the %s keep mask" % name)

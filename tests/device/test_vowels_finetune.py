@@ -3,8 +3,9 @@ fine-tune on the device runs it: tinyattn.datasets.vowels.with_dropout): 4 utter
 different lengths, padded, with their masks. The host draws the keep masks with the device's
 Rng from the Sequential's seed (tests/dropout_masks.py); the device's masks must equal them,
 and the reference given them must give the device's loss (1e-5 relative), every gradient
-(1e-4 relative, Frobenius) and Adam's update of every weight but bk (1e-4 relative plus the weight's float32 rounding; bk's gradient is rounding noise)
-(tests/board/case_vowels_finetune.py). Few rows, one step: it runs on the stand-in too."""
+(1e-4 relative, Frobenius) and Adam's update of every weight but bk (1e-4 relative plus the
+weight's float32 rounding; bk's gradient is rounding noise) (tests/board/case_vowels_finetune.py); with_dropout on the model without dropout gives the same
+weights and masks. Few rows, one step: it runs on the stand-in too."""
 
 import numpy as np
 
