@@ -148,6 +148,8 @@ def _vowels(p):
     p.add_argument("--epochs", type=int, default=3, help="(fine-tune) default 3")
     p.add_argument("--lr", type=float, default=5e-4, help="(fine-tune) Adam's, default 5e-4")
     p.add_argument("--heap", default="8m", help="(fine-tune) -X heapsize=, default 8m")
+    p.add_argument("--rows", type=int, metavar="N",
+                   help="(fine-tune) the first N train and test utterances only (a quick check)")
     p.add_argument("--smallest-heap", action="store_true",
                    help="(fine-tune) also find the smallest heap that completes it")
 

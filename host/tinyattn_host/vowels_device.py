@@ -31,12 +31,14 @@ import gc, json, sys, time
 from tinyattn import Adam, evaluate, load, train
 from tinyattn.datasets.vowels import SCHEDULE, load_vowels, vowels_model, with_dropout
 
-folder, epochs, lr, p, seed, sample, scratch = (
+folder, epochs, lr, p, seed, sample, scratch, rows = (
     sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]),
-    sys.argv[6] == "1", sys.argv[7] == "1")
+    sys.argv[6] == "1", sys.argv[7] == "1", int(sys.argv[8]))
 gc.collect()
 start = gc.mem_alloc()
 train_set, test_set = load_vowels(folder)
+if rows:  # the first rows of each only: a quick check
+    train_set, test_set = train_set.take(list(range(rows))), test_set.take(list(range(rows)))
 if scratch:  # the host's recipe on the device: fresh weights, its (epochs, lr) phases
     model, phases = vowels_model(seed, dropout=p), SCHEDULE
     before = evaluate(model, test_set)
@@ -98,7 +100,8 @@ def run_once(folder, args, heap, sample=False, echo=None):
                             timeout=3600, args=(str(folder), str(args.epochs), str(args.lr),
                                                 str(args.dropout), str(args.seed),
                                                 "1" if sample else "0",
-                                                "1" if args.train_on_device else "0"))
+                                                "1" if args.train_on_device else "0",
+                                                str(args.rows or 0)))
     for line in out.splitlines():
         if line.startswith(MARK):
             return json.loads(line[len(MARK):])

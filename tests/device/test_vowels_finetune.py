@@ -52,3 +52,25 @@ def make_fixtures():
 
 
 test_vowels_finetune_on_board = board_test("case_vowels_finetune", make_fixtures)
+
+
+def test_the_device_finetune_runs_on_a_few_rows(tmp_path):
+    """`vowels --finetune-on-device --rows 8 --epochs 1`'s device run (vowels_device.FINETUNE),
+    on a model of fresh weights: accuracies, a finite loss an epoch, the heap sampled."""
+    import argparse
+    import math
+
+    from tinyattn_host import vowels_device
+
+    config = vowels.DEVICE.vowels_config()
+    params = {k: f32(v) for k, v in init_params(config, 1).items()}
+    vowels_device.prepare(tmp_path, params, config, [vowels.VOWELS_DIR / vowels.DEVICE.TRAIN_FILE,
+                                                     vowels.VOWELS_DIR / vowels.DEVICE.TEST_FILE])
+    args = argparse.Namespace(epochs=1, lr=LR, dropout=P, seed=SEED, train_on_device=False,
+                              rows=8)
+    for sample in (False, True):
+        result = vowels_device.run_once(tmp_path, args, "64m", sample=sample)
+        assert result["train_rows"] == result["test_rows"] == 8 and result["epochs"] == 1
+        assert 0 <= result["before"] <= 1 and 0 <= result["after"] <= 1
+        assert all(math.isfinite(v) for v in result["loss"]) and result["held"] > 0
+        assert (result["peak"] is None) != sample and (not sample or result["peak"] > 0)
