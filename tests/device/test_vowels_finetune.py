@@ -4,8 +4,9 @@ different lengths, padded, with their masks. The host draws the keep masks with 
 Rng from the Sequential's seed (tests/dropout_masks.py); the device's masks must equal them,
 and the reference given them must give the device's loss (1e-5 relative), every gradient
 (1e-4 relative, Frobenius) and Adam's update of every weight but bk (1e-4 relative plus the
-weight's float32 rounding; bk's gradient is rounding noise) (tests/board/case_vowels_finetune.py); with_dropout on the model without dropout gives the same
-weights and masks. Few rows, one step: it runs on the stand-in too."""
+weight's float32 rounding; bk's gradient is rounding noise) (tests/board/case_vowels_finetune.py);
+with_dropout on the model without dropout gives the same weights and masks. Few rows, one
+step: it runs on the stand-in too. And the fine-tune command's device run on 8 rows."""
 
 import numpy as np
 
