@@ -1,14 +1,16 @@
 """docs/sequences.md's walk from the .ts file to a board classifying a live stream, run as the
-page gives it, so that the page cannot rot: its shell lines in a plain shell at the repository's
-root (`.venv/bin/...` as they are, `<port>` a virtual board's pty; the last line, the
-interactive REPL, aside), its REPL block through `mpremote run` on that board. The class after
-every frame must be the reference's (the causal forward of the frames so far, from the model
-file the first line wrote), except where the reference's top two logits are within 1e-3 (a tie
-that float32 may break the other way). `pytest -s` prints the median time per frame."""
+page gives it, so that the page cannot rot: its shell lines in a plain shell at the
+repository's root (`.venv/bin/...` as they are, .venv the environment running pytest,
+`<port>` a virtual board's pty; the last line, the interactive REPL, aside), its REPL block
+through `mpremote run` on that board. The class after every frame must be the reference's
+(the causal forward of the frames so far, from the model file the first line wrote), except
+where the reference's top two logits are within 1e-3 (a tie that float32 may break the other
+way). `pytest -s` prints the median time per frame."""
 
 import re
 import shlex
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -58,8 +60,8 @@ def test_the_walk_classifies_every_frame_as_the_reference(virtual_board, tmp_pat
     assert shell[-1].endswith(" repl"), shell[-1]  # interactive: the REPL block stands for it
     root = tmp_path / "root"  # the repository's root as the shell sees it, its writes apart
     root.mkdir()
-    for name in (".venv", "data"):
-        (root / name).symlink_to(ROOT / name)
+    (root / ".venv").symlink_to(sys.prefix)  # the environment running this test
+    (root / "data").symlink_to(ROOT / "data")
     for line in shell[:-1]:
         argv = [a.replace("<port>", virtual_board.port) for a in shlex.split(line)]
         done = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=900)
