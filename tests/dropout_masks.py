@@ -22,3 +22,21 @@ def encoder_keeps(seed, p, B, S, E, F, H):
             "drop1": fill(d1, B * S * E, p).reshape(B * S, E),
             "ff": fill(dff, B * S * F, p).reshape(B * S, F),
             "drop2": fill(d2, B * S * E, p).reshape(B * S, E)}
+
+
+def sequential_keeps(config, seed, B):
+    """{layer index: encoder_keeps} of every encoder layer with dropout in the first training
+    forward of Sequential.from_config(config, seed) on B sequences: the Sequential's Rng(seed)
+    gives each seeded layer's seed in order (nn/layer.py build)."""
+    from tinyattn_host.device_modules import device_module
+
+    spec_module = device_module("nn/spec")
+    rng, keeps = Rng(seed), {}
+    for i, spec in enumerate(config):
+        if not spec_module.kind_of(spec[0])[spec_module.SEEDED]:
+            continue
+        layer_seed = rng.next32()
+        if spec[0] == "TransformerEncoderLayer" and spec[4]:
+            _, E, H, F, p, _, _, _, S, _ = spec
+            keeps[i] = encoder_keeps(layer_seed, p, B, S, E, F, H)
+    return keeps

@@ -134,6 +134,24 @@ def _vowels(p):
     p.add_argument("--causal", action="store_true",
                    help="the model with a causal encoder, as a stream runs it: its accuracy "
                         "after the last frame and after half the frames")
+    p.add_argument("--chip-estimate", action="store_true",
+                   help="print the ESP32-S3 estimate of a streamed frame and stop (no training)")
+    p.add_argument("--save", metavar="FILE",
+                   help="write the trained model as a tinyattn model file (for the board)")
+    p.add_argument("--finetune-on-device", action="store_true",
+                   help="then fine-tune it on the unix port ($MICROPYTHON) with dropout: "
+                        "accuracy before and after, times, heap")
+    p.add_argument("--train-on-device", action="store_true",
+                   help="instead: train fresh weights on the unix port with the host's "
+                        "schedule (no host training); the same figures")
+    p.add_argument("--dropout", type=float, default=0.1, help="(fine-tune) default 0.1")
+    p.add_argument("--epochs", type=int, default=3, help="(fine-tune) default 3")
+    p.add_argument("--lr", type=float, default=5e-4, help="(fine-tune) Adam's, default 5e-4")
+    p.add_argument("--heap", default="8m", help="(fine-tune) -X heapsize=, default 8m")
+    p.add_argument("--rows", type=int, metavar="N",
+                   help="(fine-tune) the first N train and test utterances only (a quick check)")
+    p.add_argument("--smallest-heap", action="store_true",
+                   help="(fine-tune) also find the smallest heap that completes it")
 
 
 def _nothing(p):

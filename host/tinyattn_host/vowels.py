@@ -1,12 +1,14 @@
 """Japanese vowels on the host: the .ts files, standardised with the train set's statistics,
 and the model of device/tinyattn/vowels.py trained by the NumPy reference (seeded).
 
-`python -m tinyattn_host vowels [--seed N] [--report DIR]` prints such a run, and with
---report writes vowels.json and vowels_training.png.
+`python -m tinyattn_host vowels [--seed N] [--report DIR] [--causal] [--save FILE]` prints
+such a run, with --report writes vowels.json and vowels_training.png, with --save the model
+file a board loads; --finetune-on-device: vowels_device.py.
 """
 
 import numpy as np
 
+from . import modelfile
 from .digits import init_params
 from .reference.training import Adam, accuracy, train
 from .sequences import frame_statistics, load_ts, padding_mask, standardize
@@ -58,13 +60,9 @@ def test_accuracy(params, data, config=VOWELS_CONFIG, split="test"):
     return accuracy(config, params, X, y, padding_mask(lengths, DEVICE.SEQ_LEN))
 
 
-def causal_config(config=VOWELS_CONFIG):
-    """The config with its encoder layers causal (a stream needs them so)."""
-    config = [list(spec) for spec in config]
-    for spec in config:
-        if spec[0] == "TransformerEncoderLayer":
-            spec[9] = True
-    return config
+def causal_config():
+    """The config with its encoder layer causal (a stream needs it so)."""
+    return DEVICE.vowels_config(causal=True)
 
 
 def prefix_accuracy(params, data, config, fraction):
@@ -85,6 +83,17 @@ def vowels_command(args):
 
     from .checks.plots import training_curve
 
+    config = causal_config() if args.causal else VOWELS_CONFIG
+    if args.chip_estimate:
+        from .chipcost.stream_estimate import estimate_lines
+
+        print("\n".join(estimate_lines(config, (1, 15, DEVICE.SEQ_LEN))))
+        return 0
+    ts_files = [VOWELS_DIR / DEVICE.TRAIN_FILE, VOWELS_DIR / DEVICE.TEST_FILE]
+    if args.train_on_device:
+        from .vowels_device import finetune_command
+
+        return finetune_command(args, None, config, ts_files)
     start = time.monotonic()
     data = load_vowels()
     curve = {"train": [], "test": []}
@@ -95,7 +104,6 @@ def vowels_command(args):
         print("epoch %3d  loss %.4f  train %.2f%%  test %.2f%%"
               % (epoch, loss, 100 * curve["train"][-1], 100 * curve["test"][-1]), flush=True)
 
-    config = causal_config() if args.causal else VOWELS_CONFIG
     params, acc, losses = train_host(seed=args.seed, data=data, on_epoch=on_epoch,
                                      config=config)
     n_test, seconds = len(data["test"][1]), time.monotonic() - start
@@ -106,6 +114,13 @@ def vowels_command(args):
         half = prefix_accuracy(params, data, config, 0.5)
         print("streamed frame by frame: right after the last frame %.2f%%, after half the "
               "frames %.2f%%" % (100 * prefix_accuracy(params, data, config, 1.0), 100 * half))
+    if args.save:
+        modelfile.write_model(args.save, modelfile.SEQUENTIAL, {"config": config}, params)
+        print("wrote %s (%s)" % (args.save, "causal" if args.causal else "not causal"))
+    if args.finetune_on_device:
+        from .vowels_device import finetune_command
+
+        finetune_command(args, params, config, ts_files)
     if args.report:
         folder = Path(args.report)
         folder.mkdir(parents=True, exist_ok=True)

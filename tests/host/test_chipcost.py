@@ -185,3 +185,12 @@ def test_command_line_json():
     bad = subprocess.run([sys.executable, "-m", "tinyattn_host", "chipcost", str(KERNELS),
                           "--function", "nope"], capture_output=True, text=True)
     assert bad.returncode != 0 and "no loop in function(s) nope" in bad.stderr
+
+
+def test_a_stream_steps_macs_are_its_dots_counted_by_hand():
+    """The vowels model (Dense 12x24, encoder E 24 F 48, Dense 24x9), 29 keys cached: 288 +
+    4*24*24 + 2*24*29 + 2*24*48 + 216 multiply-adds (tinyattn.nn.stream's np.dot calls)."""
+    from tinyattn_host.chipcost.stream_estimate import step_macs
+    from tinyattn_host.vowels import causal_config
+
+    assert step_macs(causal_config(), 29) == 288 + 2304 + 1392 + 2304 + 216

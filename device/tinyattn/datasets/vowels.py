@@ -23,11 +23,36 @@ SCHEDULE = ((20, 2e-3), (10, 5e-4))  # (epochs, Adam's lr) phases, one Adam
 TRAIN_FILE, TEST_FILE = "JapaneseVowels_TRAIN.ts", "JapaneseVowels_TEST.ts"
 
 
-def vowels_model(seed=42):
-    """The vowels model as a Sequential, weights from Rng(seed)."""
+def vowels_config(dropout=0.0, causal=False):
+    """VOWELS_CONFIG (a copy) with its encoder layer's dropout p and causal flag."""
+    config = [list(spec) for spec in VOWELS_CONFIG]
+    config[3][4], config[3][9] = dropout, causal
+    return config
+
+
+def vowels_model(seed=42, dropout=0.0, causal=False):
+    """The vowels model as a Sequential, weights (and dropout masks) from Rng(seed)."""
     from ..nn.sequential import Sequential
 
-    return Sequential.from_config(VOWELS_CONFIG, seed=seed)
+    return Sequential.from_config(vowels_config(dropout, causal), seed=seed)
+
+
+def with_dropout(model, p, seed=42):
+    """A copy of the Sequential `model` (a loaded one, say) whose encoder layers drop out with
+    probability p in training, their keep masks from Rng(seed): PyTorch's recipe for
+    fine-tuning. The weights are `model`'s, copied: both are in the heap while this runs."""
+    from ..nn.sequential import Sequential
+
+    config = model.config()
+    for spec in config:
+        if spec[0] == "TransformerEncoderLayer":
+            spec[4] = p
+    weights = dict((name, param) for name, param, _ in model.collect_params(False))
+
+    def fill(name, param):
+        param[:] = weights.pop(name)
+
+    return Sequential.from_config(config, seed=seed, fill=fill)
 
 
 def load_vowels(folder="."):

@@ -17,7 +17,7 @@ from .xtensa_loops import disassemble, innermost_loops, loop_cost
 CLOCK_MHZ = 240
 
 ULAB_FLOAT_DOT = dict(instructions=24, loads=6, stores=0, calls=2, taken_branches=5,
-                      cycles_per_mac=36)
+                      cycles_per_mac=36, cycles_per_mac_range=(30, 45))
 """Estimate, same model, for ulab's float `np.dot` inner loop on the ESP32-S3 (not measured).
 
 ulab (code/numpy/transform.c, transform_dot) does per MAC

@@ -163,9 +163,10 @@ def encoder_backward(grad_out, p, cache):
 
 
 # ---- the kinds of this module (reference/kinds.py) ------------------------------------------
-def _encoder_forward(spec, p, x, mask=None):
-    _, _, H, _, _, act, norm_first, eps, S, causal = spec
-    return encoder_forward(x, p, H, S, act, norm_first, eps, mask=mask, causal=causal)
+def _encoder_forward(spec, p, x, mask=None, keeps=None):
+    _, _, H, _, dropout, act, norm_first, eps, S, causal = spec
+    return encoder_forward(x, p, H, S, act, norm_first, eps, mask=mask, causal=causal,
+                           dropout=dropout if keeps else 0.0, keeps=keeps)
 
 
 def _layernorm_backward(spec, p, cache, grad_out):

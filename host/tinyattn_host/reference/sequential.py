@@ -10,17 +10,20 @@ from . import attention, encoder, layers  # noqa: F401  (they declare their kind
 from .kinds import KINDS, kind, layer_params, takes_mask
 
 
-def sequential_forward(config, params, x, mask=None):
+def sequential_forward(config, params, x, mask=None, keeps=None):
     """Run the layers of `config` (the device's Sequential.config()); returns (y, caches).
-    `mask` (B, S) of 0/1 (0 = padding) goes to attention, encoder layers and pooling."""
+    `mask` (B, S) of 0/1 (0 = padding) goes to attention, encoder layers and pooling.
+    `keeps` {layer index: keep masks}: a training forward of those layers with their dropout,
+    from the masks the device drew (encoder.encoder_forward's `keeps`)."""
     caches = []
     for i, spec in enumerate(config):
         k = kind(spec[0])
         p = layer_params(params, i, spec)
+        extra = {"keeps": keeps[i]} if keeps and i in keeps else {}
         if mask is not None and takes_mask(spec[0]):
-            x, cache = k.forward(spec, p, x, mask)
+            x, cache = k.forward(spec, p, x, mask, **extra)
         else:
-            x, cache = k.forward(spec, p, x)
+            x, cache = k.forward(spec, p, x, **extra)
         caches.append(cache)
     return x, caches
 
