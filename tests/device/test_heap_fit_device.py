@@ -1,7 +1,7 @@
 """heap_fit's request sizes run in the heap they were sized for: on a unix port with a real
 ulab, the package compiled as deploy ships it, each model loaded (LOAD_MODEL) in a fresh
-interpreter of that heap, STATUS's free bytes read, then a request of the rows
-heap_fit.rows_that_fit gives (FORWARD, QUANTIZE twice, TRAIN_STEP then GET_WEIGHTS) served
+interpreter of that heap, HELLO's word size and STATUS's free bytes read, then a request of
+the rows heap_fit.rows_that_fit gives (FORWARD, QUANTIZE twice, TRAIN_STEP then GET_WEIGHTS) served
 by link.serve() (tests/board/scripts/serve_stream.py). Host-driven: the heap is set from
 outside. tests/e2e/test_small_heap.py runs the whole `make run` in 300 KB."""
 
