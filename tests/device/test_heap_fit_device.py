@@ -116,3 +116,20 @@ def rows_that_fit_there(model, work, heap, deployed, asked):
                                              P.STATUS | P.REPLY], replies
     bits = heap_fit.board_word_bits(P.decode(replies[0][1])[0])
     return heap_fit.rows_that_fit(P.decode(replies[2][1])[0]["free"], config, asked, work, bits)
+
+
+def test_a_message_the_heap_cannot_receive_is_refused_and_the_link_goes_on(deployed):
+    """QUANTIZE requests of the digits model, each twice as many rows, in 300k: they fail
+    (NO_MEMORY) in the handler, then, the heap in pieces, while the message itself arrives
+    (a 128-row one, 32 KB, within max_message): refused with NO_MEMORY, and STATUS after it is
+    answered (the server used to die of that MemoryError, the host waiting for an ACK)."""
+    config, params, data = MODELS["digits"]
+    X = data()[0].astype(np.float32)
+    requests = [(P.LOAD_MODEL, P.encode({"config": config}, params()))] + [
+        (P.QUANTIZE, P.encode({}, {"x": X[:rows]})) for rows in (1, 2, 4, 8, 16, 32, 64, 128, 256)] + [
+        (P.STATUS, P.encode())]
+    replies = serve(requests, board_heap("300k"), deployed)
+    errors = [payload[1:].decode(errors="replace") for kind, payload in replies
+              if kind == P.ERROR]
+    assert replies[-1][0] == P.STATUS | P.REPLY, replies[-3:]
+    assert any(e.startswith("out of memory receiving the message: ") for e in errors), errors
