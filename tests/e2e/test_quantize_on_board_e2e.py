@@ -1,5 +1,6 @@
 """Issue 20's quantize step in a board's heap: the user's PyTorch model (tests/fixtures/torch,
-16 tokens x 12 features, two encoder layers of 32) quantized by the board in a 2 MB heap, the
+16 tokens x 12 features, two encoder layers of 32; each variant: relu, norm_first, gelu,
+dropout 0.1) quantized by the board in a 2 MB heap, the
 digits model in a 300 KB one (a board without PSRAM, a 32-bit port). The board's int8 outputs
 must be the reference's (tinyattn_host.reference.sequential.int8_forward) on the int8 model
 the board made, bit for bit. The heaps apply with a real ulab (MICROPYTHON=...); the stand-in's
@@ -12,7 +13,7 @@ import pytest
 
 from tinyattn_host import modelfile, protocol as P
 from tinyattn_host.board.board import Board
-from tinyattn_host.checks.heap_fit import rows_that_fit
+from tinyattn_host.checks.heap_fit import board_word_bits, rows_that_fit
 from tinyattn_host.checks.run_check import in_scale, quantize_input
 from tinyattn_host.digits import DIGITS_CONFIG, init_params, load_digits
 from tinyattn_host.interop.statedict import import_npz, read_description
@@ -28,15 +29,17 @@ TORCH = Path(__file__).resolve().parents[1] / "fixtures" / "torch"
 REAL_ULAB = unixport.has_ulab(unixport.interpreter())
 
 
-def quantized_on_board(board, config, params, calibration, rows):
+def quantized_on_board(board, config, params, calibration, rows, cut=True):
     """The board's int8 outputs for the first `rows` calibration rows and the reference's on
     the int8 model the board made (QUANTIZE replies it). The calibration rows are cut to what
-    the board's free heap holds, as make run cuts them (checks.heap_fit); the int8 forward
-    runs on the first `rows` rows whatever the cut."""
+    the board's free heap holds, as make run cuts them (checks.heap_fit), unless `cut` is
+    False (all of them in one QUANTIZE); the int8 forward runs on the first `rows` rows."""
     with Board(port=board.port, out=lambda *a: None) as connected:
         link = connected.start_link()
+        bits = board_word_bits(link.hello())
         link.request(P.LOAD_MODEL, {"config": config}, params)
-        fit = rows_that_fit(link.status()["free"], config, len(calibration), "quantize")
+        fit = rows_that_fit(link.status()["free"], config, len(calibration), "quantize",
+                            bits) if cut else len(calibration)
         qhead, qarrays = link.request(P.QUANTIZE, {}, {"x": calibration[:fit]})
         xq = quantize_input(calibration[:rows], in_scale(qhead))
         head, got = link.request(P.FORWARD_INT8, {}, {"x": xq})
@@ -44,15 +47,17 @@ def quantized_on_board(board, config, params, calibration, rows):
     return got["y"].reshape(head["rows"], head["cols"]), want
 
 
-def test_the_users_model_quantizes_in_a_2_mb_heap(start_virtual_board, tmp_path):
+@pytest.mark.parametrize("variant", ["base", "norm_first", "gelu", "dropout"])
+def test_the_users_model_quantizes_in_a_2_mb_heap(start_virtual_board, tmp_path, variant):
     path = tmp_path / "model.bin"
-    import_npz(TORCH / "base" / "model.npz", read_description(TORCH / "base" / "layers.json"),
-               path)
+    import_npz(TORCH / variant / "model.npz",
+               read_description(TORCH / variant / "layers.json"), path)
     _, meta, arrays = modelfile.read_model(path)
     inputs = np.load(TORCH / "inputs.npy").astype(np.float32)
     calibration = inputs if REAL_ULAB else inputs[:2]  # 40 rows: what failed in 2 MB before
     board = start_virtual_board(heap="2m" if REAL_ULAB else None)
-    got, want = quantized_on_board(board, meta["config"], arrays, calibration, rows=2)
+    # all 40 rows in one QUANTIZE (heap_fit would send 15): calibrated 16 at a time
+    got, want = quantized_on_board(board, meta["config"], arrays, calibration, rows=2, cut=False)
     assert got.shape == (2, 9)
     np.testing.assert_array_equal(got, want)
 

@@ -32,3 +32,26 @@ def test_a_model_fits_when_its_parameters_times_the_factor_do():
     need = heap_fit.RESERVE + heap_fit.MODEL_FACTOR * 4 * heap_fit.parameter_count(DIGITS_CONFIG)
     assert heap_fit.model_fits(need, DIGITS_CONFIG)
     assert not heap_fit.model_fits(need - 1, DIGITS_CONFIG)
+
+
+def test_quantize_rows_past_one_calibration_batch_cost_their_own_bytes():
+    per_row = heap_fit.row_bytes(tuple(map(tuple, DIGITS_CONFIG)), "quantize")
+    own = heap_fit.INPUT_COPIES * 4 * 64  # the digits model takes rows of 64 features
+    fixed = heap_fit.RESERVE + heap_fit.FIXED["quantize"]
+    free = fixed + 3 * (per_row + own)
+    assert heap_fit.rows_that_fit(free, DIGITS_CONFIG, 64, "quantize") == 3
+    assert heap_fit.rows_that_fit(free - 1, DIGITS_CONFIG, 64, "quantize") == 2
+    batch = heap_fit.CALIBRATION_BATCH
+    free = fixed + batch * per_row + 40 * own  # 16 rows of forward, 40 of input
+    assert heap_fit.rows_that_fit(free, DIGITS_CONFIG, 64, "quantize") == 40
+    assert heap_fit.rows_that_fit(free - 1, DIGITS_CONFIG, 64, "quantize") == 39
+    smaller = heap_fit.FIXED["quantize"] - heap_fit.FIXED_32BIT["quantize"]
+    assert heap_fit.rows_that_fit(free - smaller, DIGITS_CONFIG, 64, "quantize", 32) == 40
+
+
+def test_the_word_size_from_hellos_mpy_architecture():
+    assert heap_fit.board_word_bits({"mpy": (10 << 10) | 6}) == 32  # xtensawin: an ESP32-S3
+    assert heap_fit.board_word_bits({"mpy": 1798}) == 32  # x86 (i686 unix port)
+    assert heap_fit.board_word_bits({"mpy": 2822}) == 64  # x86-64
+    for unknown in ({}, {"mpy": None}, {"mpy": 6}, {"mpy": True}, {"mpy": 15 << 10}):
+        assert heap_fit.board_word_bits(unknown) == 64  # the larger estimate

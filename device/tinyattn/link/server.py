@@ -68,7 +68,14 @@ def _loop(port, session, silence_ms, byte_ms):
                 session.fail(port, seq, TOO_BIG, "message too big: over %d bytes" % pending[3])
                 pending = None
                 continue
-            pending[2].extend(payload)
+            try:
+                pending[2].extend(payload)
+            except MemoryError:  # the message so far fits max_message, not this heap's holes
+                pending = None
+                gc.collect()
+                session.fail(port, seq, NO_MEMORY, "out of memory receiving the message: %d "
+                             "bytes free; send a smaller batch" % gc.mem_free())
+                continue
             if flags & MORE:
                 port.send(ACK, seq, struct.pack("<I", len(pending[2])))
                 continue

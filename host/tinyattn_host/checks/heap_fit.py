@@ -17,22 +17,42 @@ import numpy as np
 from ..reference.sequential import sequential_forward
 from ..interop.statedict import param_shapes
 
-FACTOR = {"forward": 1.8, "quantize": 2.2, "train": 1.8}
+FACTOR = {"forward": 1.8, "quantize": 1.5, "train": 1.8}
 FIXED = {"forward": 0, "quantize": 64 * 1024, "train": 16 * 1024}
 """Heap a request takes whatever its rows: the code its first call imports (the int8 modules
 for QUANTIZE, the optimizer for TRAIN_STEP), which the free bytes of a model loaded lack."""
+FIXED_32BIT = {"quantize": 36 * 1024}  # a 32-bit board's (ESP32-S3, i686), where smaller
+CALIBRATION_BATCH = 16  # the samples QUANTIZE calibrates at a time (int8.quantize's default)
+INPUT_COPIES = 8  # a calibration row's float32 bytes, times this: message, record, matrix
 RESERVE = 24 * 1024  # heap kept back: the link's buffers, and room for fragmentation
 MODEL_FACTOR = 5.5  # a LOAD_MODEL needs about this times its parameters' bytes free
 
 
-def rows_that_fit(free, config, asked, work):
+def rows_that_fit(free, config, asked, work, word_bits=64):
     """The rows (1 to `asked`) of a `work` request ("forward", "quantize" or "train") on
-    the model of `config` that fit in `free` bytes of heap (the board's, model loaded)."""
+    the model of `config` that fit in `free` bytes of heap (the board's, model loaded);
+    `word_bits` the board's (board_word_bits: 64 when not known, the larger estimate)."""
     per_row = row_bytes(tuple(map(tuple, config)), work)
-    fixed = FIXED[work]
+    fixed = (FIXED_32BIT if word_bits == 32 else {}).get(work, FIXED[work])
     if work == "train":  # the first TRAIN_STEP makes the gradients, as large as the parameters
         fixed += 4 * parameter_count(config)
-    return max(1, min(asked, int((free - RESERVE - fixed) // per_row)))
+    budget = free - RESERVE - fixed
+    if work != "quantize":
+        return max(1, min(asked, int(budget // per_row)))
+    own = INPUT_COPIES * 4 * _input_width(config)  # every row's, beyond the batch's heap
+    rows = int(budget // (per_row + own))
+    if rows >= CALIBRATION_BATCH:
+        rows = int((budget - CALIBRATION_BATCH * per_row) // own)
+    return max(1, min(asked, rows))
+
+
+def board_word_bits(hello):
+    """32 or 64: the word size of the board that answered HELLO, from its .mpy architecture
+    (sys.implementation._mpy >> 10; x86-64 and rv64 are the 64-bit ones); 64 when unknown."""
+    mpy = hello.get("mpy")
+    if not isinstance(mpy, int) or isinstance(mpy, bool) or not 1 <= (mpy >> 10) & 15 <= 12:
+        return 64
+    return 64 if (mpy >> 10) & 15 in (2, 12) else 32
 
 
 def model_fits(free, config):

@@ -193,7 +193,8 @@ class Check:
         the loaded model `name` that fit in the board's heap: heap_fit.rows_that_fit on the
         bytes STATUS says are free. A cut is printed and kept in the summary."""
         free = self.board.link.status()["free"]
-        rows = heap_fit.rows_that_fit(free, config, asked, work)
+        rows = heap_fit.rows_that_fit(free, config, asked, work,
+                                      heap_fit.board_word_bits(self.summary.device))
         if rows < asked:
             note = ("%s %s: %d row(s) a request, not %d (%d bytes free with the model loaded)"
                     % (name, work, rows, asked, free))
