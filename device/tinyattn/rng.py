@@ -77,7 +77,8 @@ class Rng:
         buffer (no list of boxed floats)."""
         from ulab import numpy as np
 
-        row = array.array("f", bytes(4 * cols))
+        size = np.zeros(1).itemsize  # 4: float32 (a board's ulab), 8: a double-precision build
+        row = array.array("f" if size == 4 else "d", bytes(size * cols))
         view = np.frombuffer(row, dtype=np.float).reshape((1, cols))
         out = np.zeros((rows, cols))
         for i in range(rows):
