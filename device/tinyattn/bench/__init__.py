@@ -1,8 +1,8 @@
 """Speed and memory on the device: `import tinyattn.bench; tinyattn.bench.run()`.
 
 Prints each result as it is measured, one line each: plan.MARK and a JSON object whose
-"kind" is "header", "largest" (with a "trial" line per S tried), "attention", "iris" or
-"done". `make bench` (tinyattn_host.bench) renders them as tables and plots. It measures the
+"kind" is "header", "largest" (with a "trial" line per S tried), "attention", "iris",
+"stream" (bench/stream.py) or "done". `make bench` (tinyattn_host.bench) renders them as tables and plots. It measures the
 package through its public API (tinyattn.int8.quantize(...).forward for the int8 path).
 
 Timing: the paths of a shape take turns (see medians): a warm-up call each, then up to
@@ -247,4 +247,10 @@ def run(quick=False, repeats=5, cap=1.0, search_largest=True):
         gc.collect()
     for record in iris(repeats, cap):
         emit(record)
+    from .stream import window
+    from .plan import QUICK_STREAM_W, STREAM_W
+
+    for W in QUICK_STREAM_W if quick else STREAM_W:
+        emit(window(W, repeats, cap))
+        gc.collect()
     emit({"kind": "done"})

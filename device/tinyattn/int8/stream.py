@@ -202,7 +202,6 @@ class _KVCache:
         self.core = kernels_attend.attend_header(W, a.num_heads, a.head_dim, a.mults["score"],
                                                  a.mults["ctx"])
         self.bind_core()
-        self.src = None
 
     def bind_core(self):
         kernels_attend.bind_query(self.core, self.q, self.K, self.VT, self.ctx, self.keep)
@@ -215,18 +214,22 @@ class _KVCache:
         return len(self.K) + len(self.VT) + len(self.keep)
 
     def plan(self, src, rows, cols):
-        h, w = self.headers, self.weights
+        h, w, E, W = self.headers, self.weights, self.E, self.W
         kernels.bind_linear(h["q"], w["q"], 1, src, self.q)
         kernels.bind_linear(h["o"], w["o"], 1, self.ctx, self.out)
-        self.src = src
-        return self.out, 1, self.E
+        # K row and V^T column of the last slot bound (checked), then of slot 0: at() moves
+        kernels.bind_linear(h["k"], w["k"], 1, src, self.K, dst_off=(W - 1) * E, add=128)
+        kernels.bind_linear(h["v"], w["v"], 1, src, self.VT, dst_off=W - 1, dst_col=W, add=128)
+        kernels.bind_linear(h["k"], w["k"], 1, src, self.K, add=128)
+        kernels.bind_linear(h["v"], w["v"], 1, src, self.VT, dst_col=W, add=128)
+        self.bases = (kernels.dst_field(h["k"]), kernels.dst_field(h["v"]))
+        return self.out, 1, E
 
     def at(self, slot):
-        """Bind the K and V projections to write the next token at `slot`, which it keeps."""
-        h, w, E = self.headers, self.weights, self.E
-        kernels.bind_linear(h["k"], w["k"], 1, self.src, self.K, dst_off=slot * E, add=128)
-        kernels.bind_linear(h["v"], w["v"], 1, self.src, self.VT, dst_off=slot,
-                            dst_col=self.W, add=128)
+        """Point the K and V projections at `slot` for the next token, which it keeps."""
+        h = self.headers
+        kernels.move_dst(h["k"], self.bases[0], slot * self.E)
+        kernels.move_dst(h["v"], self.bases[1], slot)
         self.keep[slot] = 1
 
     def run(self):

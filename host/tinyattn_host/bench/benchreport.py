@@ -171,8 +171,34 @@ def section(results, plot_name):
             iris.append(("forward", r["batch"], _ms(r["float_fwd"]), _ms(r["int8_fwd"]),
                          _ratio(r["float_fwd"], r["int8_fwd"])))
     out += table(("what", "batch", "float ms", "int8 ms", "float / int8"), iris)
+    out += stream_table(results.get("stream", []))
     out += ["![time and heap against S](%s)" % plot_name, ""]
     return "\n".join(out)
+
+
+def stream_table(rows):
+    """The per-token cost of a stream against a full causal forward of the window (the
+    device's bench/stream.py), as lines; none when nothing was streamed."""
+    if not rows:
+        return []
+    r0 = rows[0]
+    out = ["### Streaming: one token with a key/value cache against a full causal forward of "
+           "the window (ms)", "",
+           "Dense %d-%d, positional table of W rows, one causal encoder layer (E %d, %d heads), "
+           "Dense: the token at the last position, the window full (W cached keys), against "
+           "`forward` of the W tokens; full / token: the speed-up. Cache: `cache_bytes()`, the "
+           "keys and values (and keep bytes for int8); held: the heap the stream object holds."
+           % (r0["F"], r0["E"], r0["E"], r0["H"]), ""]
+    out += table(("W", "float token", "float full", "float full / token", "int8 token",
+                  "int8 full", "int8 full / token", "float cache B", "int8 cache B",
+                  "float held B", "int8 held B"),
+                 [(r["W"], _ms(r["float_token"]), _ms(r["float_full"]),
+                   _ratio(r["float_full"], r["float_token"]), _ms(r["int8_token"]),
+                   _ms(r["int8_full"]), _ratio(r["int8_full"], r["int8_token"]),
+                   r.get("float_cache_bytes", "-"), r.get("int8_cache_bytes", "-"),
+                   r.get("float_held", "-"), r.get("int8_held", "-"))
+                  for r in sorted(rows, key=lambda r: r["W"])])
+    return out
 
 
 def write(results, doc):
