@@ -8,7 +8,7 @@ then each timed call is the token at the last position of the table with the win
 (t set back to W - 1): attention over W cached keys. The full forward is the public one,
 model.forward(x) and qmodel.forward(x) on the W frames (float in, float out, as step).
 Each record also holds cache_bytes() and the heap the stream object holds (gc.mem_alloc()
-after making it, minus before).
+after making it, minus before; the models have run a forward first, as models in use).
 """
 
 import gc
@@ -54,6 +54,8 @@ def window(W, repeats=5, cap=1.0):
         x = _random(W, STREAM_F, W + 1)
         frame = x[0:1, :]
         qmodel = quantize(model, x)
+        model.forward(x)  # planned and its backend chosen, as a model in use
+        qmodel.forward(x)
         fs, row["float_held"] = _held(lambda: Stream(model, W))
         qs, row["int8_held"] = _held(lambda: QStream(qmodel, W))
         row["float_cache_bytes"], row["int8_cache_bytes"] = fs.cache_bytes(), qs.cache_bytes()

@@ -25,6 +25,7 @@ tinyattn_host.reference.int8_stream reproduces bit for bit.
 import array
 
 from . import backend, kernels, kernels_attend
+from .attention import run_attention
 from .encoder import QTransformerEncoderLayer
 from .layers import QActivation, QDense, QGlobalAvgPool
 from .model import QSequential
@@ -184,7 +185,8 @@ class _Positional(QPositional):
 class _KVCache:
     """An encoder layer's attention on one row: its int8 K rows and V^T columns of the last W
     tokens (slot t mod W), keep bytes (1: a slot holds a token), the model's weights, kernels
-    and multipliers; plan/run/out as the QAttention it stands in for."""
+    and multipliers; plan/run/out as the QAttention it stands in for. Its core is viper's
+    (kernels_attend.attend) on every backend: the fast ones take no keep mask."""
 
     def __init__(self, attention, W):
         E, a = attention.embed_dim, attention
@@ -196,9 +198,7 @@ class _KVCache:
         self.headers = dict((n, kernels.linear_header(E, E, a.biases[n],
                                                       a.mults["out" if n == "o" else n]))
                             for n in ("q", "k", "v", "o"))
-        if a._kernels is None:
-            a._kernels = dict((n, backend.linear_kernel(a.weights[n], E, E)) for n in a.weights)
-        self.weights, self.kernels = a.weights, a._kernels
+        self.weights, self.kernels = a.weights, a.linear_kernels()
         self.core = kernels_attend.attend_header(W, a.num_heads, a.head_dim, a.mults["score"],
                                                  a.mults["ctx"])
         self.bind_core()
@@ -233,11 +233,7 @@ class _KVCache:
         self.keep[slot] = 1
 
     def run(self):
-        h, k = self.headers, self.kernels
-        for n in ("q", "k", "v"):
-            k[n][0](h[n], k[n][1])
-        kernels_attend.attend(self.core)
-        k["o"][0](h["o"], k["o"][1])
+        run_attention(self.headers, self.kernels, kernels_attend.attend, self.core)
 
 
 class _Pool:
