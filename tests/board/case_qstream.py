@@ -43,11 +43,11 @@ def test_a_pooled_two_layer_stream_is_the_reference_and_the_full_forward_of_ever
 
 
 def test_a_sliding_window_keeps_each_token_as_it_arrived():
-    qm, f = model_of("sliding")
-    s = QStream(qm, f["W"])
-    T = len(f["xq"]) // 3
-    for t in range(T):
-        check.equal(s.step_int(frame(f, t))[0], want(f, t), "token %d" % t)
+    for name in ("sliding", "pooled_sliding"):
+        qm, f = model_of(name)
+        s = QStream(qm, f["W"])
+        for t in range(len(f["xq"]) // 3):
+            check.equal(s.step_int(frame(f, t))[0], want(f, t), "%s, token %d" % (name, t))
     x0 = frame(f, 0)
     check.heap_returns(lambda: (s.reset(), s.step_int(x0)), what="a step")
 

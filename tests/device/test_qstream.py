@@ -1,8 +1,8 @@
 """The int8 stream (device/tinyattn/int8/stream.py) bit for bit: a pooled two-layer causal
 model over its first S tokens against the integer reference's stream (itself the causal
 forward of every prefix, tests/host/test_reference_int8_stream.py) and the device's own
-forward_int of each padded prefix; a one-layer per-token model as the window slides against
-the reference stream; the int8 cache's memory, and bad input (tests/board/case_qstream.py).
+forward_int of each padded prefix; a one-layer per-token model, and the pooled one through a
+window of 3, as the window slides against the reference stream; the int8 cache's memory, and bad input (tests/board/case_qstream.py).
 The int8 models are the host's (int8_models), so the reference runs the very model."""
 
 import numpy as np
@@ -27,6 +27,7 @@ def make_fixtures():
     rng = np.random.default_rng(2124)
     fixtures = stream_fixture("pooled", POOLED, 3, 8, S, S, rng)
     fixtures.update(stream_fixture("sliding", PER_TOKEN, 4, T, T, W, rng))
+    fixtures.update(stream_fixture("pooled_sliding", POOLED, 5, 8, S, 3, rng))
     return fixtures
 
 
