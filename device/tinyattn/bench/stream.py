@@ -14,6 +14,8 @@ after making it, minus before; the models have run a forward first, as models in
 import gc
 
 from .plan import STREAM_E, STREAM_F, STREAM_H, stream_config
+from .timing import timed
+from ..rng import Rng
 
 
 def _held(make):
@@ -39,7 +41,6 @@ def _last_token(stream, frame, W):
 def window(W, repeats=5, cap=1.0):
     """One window's record: the median ms of a streamed token and of a full forward, float
     and int8, each stream's cache_bytes() and held heap."""
-    from . import _random, _timed
     from ..int8 import quantize
     from ..int8.stream import QStream
     from ..nn.sequential import Sequential
@@ -51,7 +52,7 @@ def window(W, repeats=5, cap=1.0):
     model = qmodel = fs = qs = x = None
     try:
         model = Sequential.from_config(stream_config(W), seed=W)
-        x = _random(W, STREAM_F, W + 1)
+        x = Rng(W + 1).uniform_matrix(W, STREAM_F, -1.0, 1.0)
         frame = x[0:1, :]
         qmodel = quantize(model, x)
         model.forward(x)  # planned and its backend chosen, as a model in use
@@ -63,7 +64,7 @@ def window(W, repeats=5, cap=1.0):
                  "int8_token": _last_token(qs, frame, W), "int8_full": lambda: qmodel.forward(x)}
     except MemoryError:
         pass
-    _timed(row, calls, dict((name, 1) for name in calls), repeats, cap, {})
+    timed(row, calls, dict((name, 1) for name in calls), repeats, cap, {})
     model = qmodel = fs = qs = x = calls = None
     gc.collect()
     return row

@@ -4,7 +4,7 @@
                       [--doc docs/performance.md] [--repeats N] [--cap S] [--heap 256k]
 
 The device side is the tinyattn-bench mip package (the folder tinyattn/bench/: __init__.py, fit.py,
-plan.py, stream.py): it prints each result as one JSON line as it measures. With a port,
+plan.py, stream.py, timing.py): it prints each result as one JSON line as it measures. With a port,
 `tinyattn.bench.run()` runs on the board (deployed first when needed), all in its own heap.
 Without one, on the MicroPython unix port ($MICROPYTHON, else the one installed here; the ulab
 stand-in when it has no ulab), with the package compiled to .mpy as `make deploy` ships it:
