@@ -92,6 +92,18 @@ def test_the_stream_table_has_a_row_a_window_with_both_speed_ups_and_caches():
     assert "Dense 12-24" in text and "E 24, 4 heads" in text
 
 
+def test_a_float64_build_gets_a_section_and_a_plot_of_its_own(tmp_path):
+    doc = tmp_path / "performance.md"
+    benchreport.write(results(), doc)
+    benchreport.write(results(float="float64", date="2026-12-02"), doc)
+    text = doc.read_text()
+    assert text.count("\n## ") == 2 and "2026-11-30" in text and "2026-12-02" in text
+    wide = benchreport.heading(dict(HEADER, float="float64"))
+    assert wide == benchreport.heading(HEADER) + ", float64" and wide in text
+    assert benchreport.plot_path(doc, dict(HEADER, float="float64")).name.endswith(
+        "float64.png")
+
+
 def test_results_without_a_stream_leave_its_table_out():
     plain = results()
     del plain["stream"]

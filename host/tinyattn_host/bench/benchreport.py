@@ -10,8 +10,9 @@ INTRO = """\
 # Performance
 
 Written by `make bench` (`.venv/bin/python -m tinyattn_host bench`): one section per
-interpreter or board, replaced when `make bench` runs there again; the section on the emulated
-chip by `make emulate` (and `make bench`). Do not edit by hand.
+interpreter or board (a build with float64 arrays apart from a float32 one), replaced when
+`make bench` runs there again; the section on the emulated chip by `make emulate` (and
+`make bench`). Do not edit by hand.
 
 How it measures (the device side is the `tinyattn.bench` mip package; the host renders):
 
@@ -72,15 +73,22 @@ def table(head, rows):
     return lines + [""]
 
 
+def _wide(h):
+    """", float64" for a build whose arrays are float64 (a board's are float32): its figures
+    get a section of their own."""
+    return ", float64" if h.get("float") == "float64" else ""
+
+
 def heading(h):
-    """The section's heading: what ran the bench."""
+    """The section's heading: what ran the bench (a float64 build named as such)."""
     ulab = "ulab STAND-IN" if h["ulab"] == "stand-in" else "ulab " + h["ulab"]
-    return "## %s on %s, %d-bit, %s" % (h["interpreter"], h["machine"], h["word_bits"], ulab)
+    return "## %s on %s, %d-bit, %s%s" % (h["interpreter"], h["machine"], h["word_bits"], ulab,
+                                          _wide(h))
 
 
 def slug(h):
-    """A file name part for this interpreter: name, version, word size, ulab."""
-    text = "%s %dbit ulab %s" % (h["interpreter"], h["word_bits"], h["ulab"])
+    """A file name part for this interpreter: name, version, word size, ulab (float64)."""
+    text = "%s %dbit ulab %s%s" % (h["interpreter"], h["word_bits"], h["ulab"], _wide(h))
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-").lower()
 
 
