@@ -77,14 +77,14 @@ class Rng:
         buffer (no list of boxed floats)."""
         from ulab import numpy as np
 
-        size = np.zeros(1).itemsize  # 4: float32 (a board's ulab), 8: a double-precision build
-        row = array.array("f" if size == 4 else "d", bytes(size * cols))
-        view = np.frombuffer(row, dtype=np.float).reshape((1, cols))
+        row = array.array("f", bytes(4 * cols))  # float32 values whatever the build's float
+        wide = np.float != 102  # a float64 build: the row converted, not viewed
+        view = None if wide else np.frombuffer(row, dtype=np.float).reshape((1, cols))
         out = np.zeros((rows, cols))
         for i in range(rows):
             self._fill_uniform(row, low, high)
             block = out[i:i + 1, :]
-            block += view  # out is zero: the row itself
+            block += np.array(row).reshape((1, cols)) if wide else view  # out is zero
         return out
 
 

@@ -72,8 +72,18 @@ def test_quick_bench_writes_its_section_json_and_plot(tmp_path, capsys):
     assert [(r["S"], r["checkpoint"]) for r in needed] == [(4, False), (4, True)]
     assert all(r["kb"] is None or 32 < r["kb"] <= 2048 for r in needed)
 
+    streamed = results["stream"]
+    assert [r["W"] for r in streamed] == list(PLAN.QUICK_STREAM_W)
+    for r in streamed:
+        for path in ("float_token", "float_full", "int8_token", "int8_full"):
+            assert isinstance(r[path], float) and r[path] > 0, (path, r[path])
+        W, E = r["W"], PLAN.STREAM_E
+        assert r["int8_cache_bytes"] == 2 * W * E + W  # int8 K and V rows, keep bytes
+        assert r["float_cache_bytes"] in (2 * W * E * 4, 2 * W * E * 8)  # float32 or float64
+        assert r["float_held"] >= r["float_cache_bytes"] and r["int8_held"] >= r["int8_cache_bytes"]
+
     tables = _tables(mine)
-    assert len(tables) == 7
+    assert len(tables) == 8
     for heading, table in tables.items():
         assert len({len(row) for row in table}) == 1, heading  # every row as wide as the head
         assert all(re.fullmatch(r":?-{3,}:?", cell) for cell in table[1]), heading
@@ -81,6 +91,8 @@ def test_quick_bench_writes_its_section_json_and_plot(tmp_path, capsys):
     assert [row[0] for row in speedup[2:]] == ["Iris model, batch 16", "Iris model, batch 1"]
     chip = next(t for h, t in tables.items() if h.startswith("Chip cost"))
     assert any(row[0] == "linear" for row in chip[2:]), chip  # the int8 kernels' loops
+    stream_rows = next(t for h, t in tables.items() if h.startswith("Streaming"))
+    assert [row[0] for row in stream_rows[2:]] == [str(W) for W in PLAN.QUICK_STREAM_W]
     smallest = next(t for h, t in tables.items() if h.startswith("Smallest heap"))
     assert [row[0] for row in smallest[2:]] == ["4"]
     assert all(re.fullmatch(r"\d+ KB|over 2 MB", cell) for cell in smallest[2][1:])
@@ -101,6 +113,7 @@ def test_run_at_the_repl_prints_one_record_a_line_as_it_measures(tmp_path):
     kinds = [r["kind"] for r in records]
     assert kinds[0] == "header" and kinds[-1] == "done"
     assert kinds.count("attention") == len(PLAN.shapes(quick=True))
+    assert [r["W"] for r in records if r["kind"] == "stream"] == list(PLAN.QUICK_STREAM_W)
     largest = [r for r in records if r["kind"] == "largest"]
     assert [r["checkpoint"] for r in largest] == [False, True]
     assert all(r["where"] == "this heap" and r["heap_bytes"] > 900 * 1024 for r in largest)

@@ -3,7 +3,7 @@ features, two encoder layers of 32, 18k parameters) need to run one sample, with
 deployed as .mpy (tests/board/scripts/one_sample.py). A real ulab only (the stand-in's heap
 figures mean nothing); docs/your-model.md has the figures of
 
-    MICROPYTHON=/work/mpbuild/bin/micropython-i686 .venv/bin/python -m pytest -p no:xdist -s \
+    MICROPYTHON=<a 32-bit ulab port> .venv/bin/python -m pytest -p no:xdist -s \
         tests/device/test_model_heap.py
 
 (the table is printed)."""

@@ -8,23 +8,10 @@ import numpy as np
 
 from board_cases import board_test
 from checks import f32
+from stream_models import F, PER_TOKEN, POOLED, S, T, W, noisy, window_config
 from tinyattn_host.digits import init_params
 from tinyattn_host.reference.sequential import sequential_forward
 from tinyattn_host.sequences import padding_mask
-
-S, F, E = 6, 3, 8
-POOLED = [["Tokens", S], ["Dense", F, E, True], ["PositionalEmbedding", S, E],
-          ["TransformerEncoderLayer", E, 2, 12, 0.0, "relu", False, 1e-5, S, True],
-          ["TransformerEncoderLayer", E, 2, 12, 0.0, "gelu", True, 1e-5, S, True],
-          ["GlobalAvgPool", S], ["Dense", E, 4, True]]
-T, W = 10, 4  # the sliding case: 10 tokens through a window of 4
-PER_TOKEN = [["Dense", F, E, True], ["PositionalEmbedding", T, E],
-             ["TransformerEncoderLayer", E, 2, 12, 0.0, "relu", False, 1e-5, T, True],
-             ["Dense", E, 4, True]]
-
-
-def noisy(params, rng):
-    return {k: f32(v + 0.2 * rng.standard_normal(v.shape)) for k, v in params.items()}
 
 
 def pooled_fixture(rng):
@@ -33,13 +20,6 @@ def pooled_fixture(rng):
     prefixes = [sequential_forward(POOLED, params, x, padding_mask([n], S))[0][0]
                 for n in range(1, S + 1)]
     return dict(params, config=POOLED, x=x, want=np.array(prefixes))
-
-
-def window_config(n):
-    """PER_TOKEN over n tokens: its positional table and encoder of length n."""
-    config = [list(spec) for spec in PER_TOKEN]
-    config[1][1] = config[2][8] = n
-    return config
 
 
 def sliding_fixture(rng):

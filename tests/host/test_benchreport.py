@@ -32,7 +32,15 @@ def results(**header):
         "heap_needed": [{"S": 4, "checkpoint": False, "kb": 208},
                         {"S": 4, "checkpoint": True, "kb": None}],
         "chip_cost": "| function |\n|---|\n| _matmul |",
+        "stream": [_stream(32, 0.5, 4.0, 0.25, "OOM"), _stream(16, 0.4, 2.0, 0.2, 1.0)],
     }
+
+
+def _stream(W, float_token, float_full, int8_token, int8_full):
+    return {"W": W, "E": 24, "H": 4, "F": 12, "float_token": float_token,
+            "float_full": float_full, "int8_token": int8_token, "int8_full": int8_full,
+            "float_cache_bytes": 192 * W, "int8_cache_bytes": 49 * W, "float_held": 200 * W,
+            "int8_held": 300 * W, "runs": {}}
 
 
 def _table(text, heading):
@@ -74,6 +82,32 @@ def test_the_heap_figures_state_heap_and_word_size_and_say_no_fit_in_words():
     assert _table(text, "Smallest heap") == [["4", "208 KB", "over 2 MB"]]
     assert "32-bit words" in text and "2026-11-30" in text
     assert "heap 256 KB for the timing (16m)" in text
+
+
+def test_the_stream_table_has_a_row_a_window_with_both_speed_ups_and_caches():
+    text = benchreport.section(results(), "plot.png")
+    assert _table(text, "Streaming") == [
+        ["16", "0.40", "2.00", "5.00", "0.20", "1.00", "5.00", "3072", "784", "3200", "4800"],
+        ["32", "0.50", "4.00", "8.00", "0.25", "OOM", "-", "6144", "1568", "6400", "9600"]]
+    assert "Dense 12-24" in text and "E 24, 4 heads" in text
+
+
+def test_a_float64_build_gets_a_section_and_a_plot_of_its_own(tmp_path):
+    doc = tmp_path / "performance.md"
+    benchreport.write(results(), doc)
+    benchreport.write(results(float="float64", date="2026-12-02"), doc)
+    text = doc.read_text()
+    assert text.count("\n## ") == 2 and "2026-11-30" in text and "2026-12-02" in text
+    wide = benchreport.heading(dict(HEADER, float="float64"))
+    assert wide == benchreport.heading(HEADER) + ", float64" and wide in text
+    assert benchreport.plot_path(doc, dict(HEADER, float="float64")).name.endswith(
+        "float64.png")
+
+
+def test_results_without_a_stream_leave_its_table_out():
+    plain = results()
+    del plain["stream"]
+    assert "### Streaming" not in benchreport.section(plain, "plot.png")
 
 
 def test_each_interpreter_keeps_its_own_section(tmp_path):

@@ -1,8 +1,8 @@
 """Speed and memory on the device: `import tinyattn.bench; tinyattn.bench.run()`.
 
 Prints each result as it is measured, one line each: plan.MARK and a JSON object whose
-"kind" is "header", "largest" (with a "trial" line per S tried), "attention", "iris" or
-"done". `make bench` (tinyattn_host.bench) renders them as tables and plots. It measures the
+"kind" is "header", "largest" (with a "trial" line per S tried), "attention", "iris",
+"stream" (bench/stream.py) or "done". `make bench` (tinyattn_host.bench) renders them as tables and plots. It measures the
 package through its public API (tinyattn.int8.quantize(...).forward for the int8 path).
 
 Timing: the paths of a shape take turns (see medians): a warm-up call each, then up to
@@ -20,74 +20,19 @@ import time
 import ulab
 from ulab import numpy as np
 
-from ..link.timing import median
 from ..nn.attention import Attention
 from .fit import fits
+from .timing import OOM, SKIP, timed, medians  # noqa: F401  (medians: the public name)
 from .plan import (IRIS_BATCHES, LARGEST_E, LARGEST_H, LARGEST_LIMIT, MARK, PATHS,
                         QUICK_LIMIT, largest_seq_len, macs, shapes)
 from ..rng import Rng
-
-OOM, SKIP = "OOM", "skip"
-
 
 def emit(record):
     """Print one result line: MARK, then the record as JSON."""
     print(MARK + json.dumps(record))
 
 
-# ---- measuring -----------------------------------------------------------------------------
-def _seconds(call):
-    start = time.ticks_us()
-    call()
-    return time.ticks_diff(time.ticks_us(), start) / 1e6
-
-
-def medians(calls, repeats=5, budget=1.0):
-    """{name: (median seconds, calls timed) or OOM} of each call of the dict `calls`: a
-    warm-up call each, then up to `repeats` rounds (at least 3, fewer when a round would
-    pass `budget` seconds) calling them in turn, so that a change of machine load falls on
-    every call alike and their ratios hold."""
-    found, times = {}, {}
-    for name, call in calls.items():
-        gc.collect()
-        try:
-            times[name] = [_seconds(call)]
-        except MemoryError:
-            found[name] = OOM
-    rounds = max(3, min(repeats, int(budget / max(sum(t[0] for t in times.values()), 1e-6))))
-    for _ in range(rounds if times else 0):
-        for name in times:
-            gc.collect()
-            times[name].append(_seconds(calls[name]))
-    for name, seconds in times.items():
-        found[name] = (median(seconds[1:]), rounds)
-    return found
-
-
-def _timed(row, calls, units, repeats, cap, rates):
-    """Put the median ms (or OOM / skip) of each of `calls` in row, timed in turns (see
-    medians); units: the work of each call, rates: seconds per unit of each so far."""
-    todo = {}
-    for name, call in calls.items():
-        rate = rates.get(name)
-        if call is None:
-            row[name] = OOM
-        elif rate is not None and rate * units[name] > cap:
-            row[name] = SKIP
-        else:
-            todo[name] = call
-    try:
-        found = medians(todo, repeats, cap * len(todo))
-    except MemoryError:
-        found = dict((name, OOM) for name in todo)
-    for name, value in found.items():
-        if value == OOM:
-            row[name] = OOM
-        else:
-            rates[name] = value[0] / units[name]
-            row[name], row["runs"][name] = value[0] * 1000.0, value[1]
-
-
+# ---- the interpreter ----------------------------------------------------------------------
 def header():
     """The interpreter, ulab, float width, word size, heap, and where the package loads from."""
     impl = sys.implementation
@@ -162,7 +107,7 @@ def attention(B, S, E, H, repeats=5, cap=1.0, rates=None):
         pass
     work = macs(B, S, E)
     units = dict((path, work * (3 if "bwd" in path else 1)) for path in PATHS)
-    _timed(row, calls, units, repeats, cap, rates)
+    timed(row, calls, units, repeats, cap, rates)
     calls = layer = lean = qmodel = None
     gc.collect()
     for key, checkpoint in (("held", False), ("held_ckpt", True)):
@@ -188,14 +133,14 @@ def iris(repeats=5, cap=1.0):
     model = iris_model(42)
     optimizer = Adam(model.collect_params(), lr=1e-3)
     epoch = {"kind": "iris_train", "rows": len(train_set), "batch": 16, "runs": {}}
-    _timed(epoch, {"ms": lambda: train(model, train_set, epochs=1, optimizer=optimizer,
+    timed(epoch, {"ms": lambda: train(model, train_set, epochs=1, optimizer=optimizer,
                                        log_every=0)}, {"ms": 1}, repeats, cap, {})
     records = [epoch]
     qmodel = quantize(model, train_set.X)
     for batch in IRIS_BATCHES:
         x = test_set.X[0:batch, :]
         row = {"kind": "iris", "batch": batch, "runs": {}}
-        _timed(row, {"float_fwd": lambda: model.forward(x),
+        timed(row, {"float_fwd": lambda: model.forward(x),
                      "int8_fwd": lambda: qmodel.forward(x)},
                {"float_fwd": 1, "int8_fwd": 1}, repeats, cap, {})
         records.append(row)
@@ -247,4 +192,10 @@ def run(quick=False, repeats=5, cap=1.0, search_largest=True):
         gc.collect()
     for record in iris(repeats, cap):
         emit(record)
+    from .stream import window
+    from .plan import QUICK_STREAM_W, STREAM_W
+
+    for W in QUICK_STREAM_W if quick else STREAM_W:
+        emit(window(W, repeats, cap))
+        gc.collect()
     emit({"kind": "done"})

@@ -13,6 +13,17 @@ IRIS_BATCHES = (16, 1)
 LARGEST_E, LARGEST_H, LARGEST_LIMIT = 64, 4, 512
 QUICK_LIMIT = 6
 HEAP_S = (4, 16, 32, 64)  # the smallest heap for these S (unix port: -X heapsize per trial)
+# streaming (bench/stream.py): the per-token cost at these windows W, the vowels model's sizes
+STREAM_W, QUICK_STREAM_W = (16, 32, 64), (4,)
+STREAM_F, STREAM_E, STREAM_H, STREAM_FF, STREAM_OUT = 12, 24, 4, 48, 9
+
+
+def stream_config(W):
+    """The streamed model: Dense F -> E, positional table of W rows, one causal encoder layer
+    (E, H, feed-forward FF, ReLU, post-norm, seq_len W), Dense E -> OUT: one output a token."""
+    return [["Dense", STREAM_F, STREAM_E, True], ["PositionalEmbedding", W, STREAM_E],
+            ["TransformerEncoderLayer", STREAM_E, STREAM_H, STREAM_FF, 0.0, "relu", False, 1e-5,
+             W, True], ["Dense", STREAM_E, STREAM_OUT, True]]
 
 
 def macs(B, S, E):

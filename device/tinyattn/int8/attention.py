@@ -118,16 +118,18 @@ class QAttention:
         kernels_attend.bind_attend(self.core, rows, self.Q, self.K, self.VT, self.ctx,
                             self.trace_scores, self.trace_probs)
         kernels.bind_linear(h["o"], w["o"], rows, self.ctx, self.out)
-        if self._kernels is None:  # the backend's kernel and weight layouts, made once
-            self._kernels = {n: backend.linear_kernel(w[n], E, E) for n in w}
+        self.linear_kernels()
         return self.out, rows, E
 
+    def linear_kernels(self):
+        """{projection: (the backend's linear kernel, its weights)}, made once."""
+        if self._kernels is None:
+            E, w = self.embed_dim, self.weights
+            self._kernels = {n: backend.linear_kernel(w[n], E, E) for n in w}
+        return self._kernels
+
     def run(self):
-        h, k = self.headers, self._kernels
-        for n in ("q", "k", "v"):
-            k[n][0](h[n], k[n][1])
-        self._attend(self.core)
-        k["o"][0](h["o"], k["o"][1])
+        run_attention(self.headers, self._kernels, self._attend, self.core)
 
     def set_keep(self, keep):
         """The keep bytes (B*S, 0 = padding key) of the next runs in a QSequential, or None."""
@@ -193,6 +195,15 @@ class QAttention:
         mults = dict((k, None if v is None else tuple(v)) for k, v in spec["mults"].items())
         return QAttention(spec["E"], spec["H"], spec["seq_len"], weights, biases, mults,
                           spec["scales"])
+
+
+def run_attention(headers, linear, attend, core):
+    """The five kernel calls of an attention bound to `headers` (projections) and `core`:
+    Q, K and V projections, attend(core), the output projection."""
+    for n in ("q", "k", "v"):
+        linear[n][0](headers[n], linear[n][1])
+    attend(core)
+    linear["o"][0](headers["o"], linear["o"][1])
 
 
 def keep_bytes(mask, rows, S):

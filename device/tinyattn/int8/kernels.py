@@ -326,6 +326,18 @@ def bind_linear(h, w, rows, src, dst, src_off=0, src_row=None, offset_binary=Fal
     h[_DST_ADD] = add
 
 
+def move_dst(h, base, offset):
+    """Point a bound linear header's destination `offset` items past `base` (h's destination
+    field as bind_linear left it, read with dst_field): a cache's next row, unchecked (the
+    caller bound the farthest one once)."""
+    h[_DST] = base + offset * (4 if h[_DST_WIDE] else 1)
+
+
+def dst_field(h):
+    """The destination field of a bound linear header (move_dst's base)."""
+    return h[_DST]
+
+
 def pool_header(seq_len, cols, mult):
     """The header of a mean over each sequence's tokens: the int sum times mult."""
     need_int("seq_len", seq_len, 1)

@@ -232,6 +232,23 @@ def bind_attend(h, rows, q, k, vt, ctx, trace_scores=None, trace_probs=None):
     set_keep(h, None, False)
 
 
+def bind_query(h, q, k, vt, ctx, keep):
+    """Point an attention header of S keys at one query row q (E int8) against a cache: K (S
+    rows of E, offset binary), V^T (column c, key j at c S + j, offset binary), the context
+    row ctx (E int8) and keep (S bytes, 0 hides a key; never causal): a stream's step."""
+    S, E = h[_A_S], h[_A_E]
+    for name, buf, n in (("q", q, E), ("k", k, S * E), ("vt", vt, S * E), ("ctx", ctx, E),
+                         ("keep", keep, S)):
+        need(name, buf, 1, n)
+    h[_ROWS] = 1  # row 0 of a sequence of S keys: its keys are the cache's rows 0 .. S - 1
+    h[_SRC] = address_distance(q, h)
+    h[_A_K], h[_A_VT], h[_A_CTX] = (address_distance(k, h), address_distance(vt, h),
+                                    address_distance(ctx, h))
+    h[_A_TRACE] = 0
+    h[_A_KEEP] = address_distance(keep, h)
+    h[_A_USE_KEEP], h[_A_CAUSAL] = 1, 0
+
+
 def set_keep(h, keep, causal):
     """Masks of the next call: keep[b S + j] == 0 hides key j of sequence b; causal hides
     keys after the query. A row with every key hidden attends uniformly."""

@@ -69,13 +69,14 @@ class Stream:
                 state[:] = 0.0
 
     def cache_bytes(self):
-        """Bytes of the float32 state: keys and values of each encoder layer, the pool's rows."""
+        """Bytes of the float state (float32 on a board): keys and values of each encoder
+        layer, the pool's rows."""
         total = 0
         for kind, _, state in self.steps:
             if kind == "TransformerEncoderLayer":
-                total += 4 * (state.K.size + state.V.size)
+                total += state.K.itemsize * (state.K.size + state.V.size)
             elif kind == "GlobalAvgPool":
-                total += 4 * state.size
+                total += state.itemsize * state.size
         return total
 
     def step(self, x_t):

@@ -4,7 +4,7 @@
                       [--doc docs/performance.md] [--repeats N] [--cap S] [--heap 256k]
 
 The device side is the tinyattn-bench mip package (the folder tinyattn/bench/: __init__.py, fit.py,
-plan.py): it prints each result as one JSON line as it measures. With a port,
+plan.py, stream.py, timing.py): it prints each result as one JSON line as it measures. With a port,
 `tinyattn.bench.run()` runs on the board (deployed first when needed), all in its own heap.
 Without one, on the MicroPython unix port ($MICROPYTHON, else the one installed here; the ulab
 stand-in when it has no ulab), with the package compiled to .mpy as `make deploy` ships it:
@@ -48,6 +48,7 @@ class Collector:
         self.shapes = PLAN.shapes(quick)
         self.repeats, self.cap, self.progress = repeats, cap, progress
         self.results = {"attention": [], "iris": [], "largest": [], "heap_needed": [],
+                        "stream": [],
                         "settings": {"repeats": repeats, "cap": cap, "quick": quick}}
         self.last = time.monotonic()
         self.rate = None  # seconds per multiply-add of the last shape, with its overheads
@@ -87,6 +88,9 @@ class Collector:
             self.progress.note("smallest heap for S = %d, checkpoint %s: %s KB"
                                % (record["S"], "on" if record["checkpoint"] else "off",
                                   record["kb"]))
+        elif kind == "stream":
+            self.results["stream"].append(record)
+            self.progress.note("stream: W = %d measured" % record["W"])
         elif kind in ("iris", "iris_train"):
             self.results["iris"].append(dict(record, kind=kind))
             self.progress.note("Iris model: %s measured" % (

@@ -10,8 +10,9 @@ INTRO = """\
 # Performance
 
 Written by `make bench` (`.venv/bin/python -m tinyattn_host bench`): one section per
-interpreter or board, replaced when `make bench` runs there again; the section on the emulated
-chip by `make emulate` (and `make bench`). Do not edit by hand.
+interpreter or board (a build with float64 arrays apart from a float32 one), replaced when
+`make bench` runs there again; the section on the emulated chip by `make emulate` (and
+`make bench`). Do not edit by hand.
 
 How it measures (the device side is the `tinyattn.bench` mip package; the host renders):
 
@@ -72,15 +73,22 @@ def table(head, rows):
     return lines + [""]
 
 
+def _wide(h):
+    """", float64" for a build whose arrays are float64 (a board's are float32): its figures
+    get a section of their own."""
+    return ", float64" if h.get("float") == "float64" else ""
+
+
 def heading(h):
-    """The section's heading: what ran the bench."""
+    """The section's heading: what ran the bench (a float64 build named as such)."""
     ulab = "ulab STAND-IN" if h["ulab"] == "stand-in" else "ulab " + h["ulab"]
-    return "## %s on %s, %d-bit, %s" % (h["interpreter"], h["machine"], h["word_bits"], ulab)
+    return "## %s on %s, %d-bit, %s%s" % (h["interpreter"], h["machine"], h["word_bits"], ulab,
+                                          _wide(h))
 
 
 def slug(h):
-    """A file name part for this interpreter: name, version, word size, ulab."""
-    text = "%s %dbit ulab %s" % (h["interpreter"], h["word_bits"], h["ulab"])
+    """A file name part for this interpreter: name, version, word size, ulab (float64)."""
+    text = "%s %dbit ulab %s%s" % (h["interpreter"], h["word_bits"], h["ulab"], _wide(h))
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-").lower()
 
 
@@ -171,8 +179,34 @@ def section(results, plot_name):
             iris.append(("forward", r["batch"], _ms(r["float_fwd"]), _ms(r["int8_fwd"]),
                          _ratio(r["float_fwd"], r["int8_fwd"])))
     out += table(("what", "batch", "float ms", "int8 ms", "float / int8"), iris)
+    out += stream_table(results.get("stream", []))
     out += ["![time and heap against S](%s)" % plot_name, ""]
     return "\n".join(out)
+
+
+def stream_table(rows):
+    """The per-token cost of a stream against a full causal forward of the window (the
+    device's bench/stream.py), as lines; none when nothing was streamed."""
+    if not rows:
+        return []
+    r0 = rows[0]
+    out = ["### Streaming: one token with a key/value cache against a full causal forward of "
+           "the window (ms)", "",
+           "Dense %d-%d, positional table of W rows, one causal encoder layer (E %d, %d heads), "
+           "Dense: the token at the last position, the window full (W cached keys), against "
+           "`forward` of the W tokens; full / token: the speed-up. Cache: `cache_bytes()`, the "
+           "keys and values (and keep bytes for int8); held: the heap the stream object holds."
+           % (r0["F"], r0["E"], r0["E"], r0["H"]), ""]
+    out += table(("W", "float token", "float full", "float full / token", "int8 token",
+                  "int8 full", "int8 full / token", "float cache B", "int8 cache B",
+                  "float held B", "int8 held B"),
+                 [(r["W"], _ms(r["float_token"]), _ms(r["float_full"]),
+                   _ratio(r["float_full"], r["float_token"]), _ms(r["int8_token"]),
+                   _ms(r["int8_full"]), _ratio(r["int8_full"], r["int8_token"]),
+                   r.get("float_cache_bytes", "-"), r.get("int8_cache_bytes", "-"),
+                   r.get("float_held", "-"), r.get("int8_held", "-"))
+                  for r in sorted(rows, key=lambda r: r["W"])])
+    return out
 
 
 def write(results, doc):

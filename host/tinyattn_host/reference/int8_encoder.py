@@ -117,8 +117,10 @@ def dense(x, layer):
     return int8.requantize(acc, layer["mult"], layer.get("lo", -128), 127)
 
 
-def encoder_layer(x, layer, seq_len, mask=None, causal=False):
+def encoder_layer(x, layer, seq_len, mask=None, causal=False, attend=None):
     """A quantized TransformerEncoderLayer on int8 x (B*S, E); dict of every intermediate.
+    attend: a function of the attention's input to int8.attention's dict in place of it (a
+    stream's cached attention, int8_stream.py).
 
     layer: "norm_first", "self_attn" (as int8.attention wants, mult_out not None),
     "linear1" and "linear2" (dense), "table" (the GELU table, or None: ReLU is folded into
@@ -136,7 +138,8 @@ def encoder_layer(x, layer, seq_len, mask=None, causal=False):
         return out["f2"]
 
     def sa(z):
-        res = int8.attention(z, layer["self_attn"], seq_len, mask=mask, causal=causal)
+        res = attend(z) if attend is not None else int8.attention(
+            z, layer["self_attn"], seq_len, mask=mask, causal=causal)
         out["attention"] = res
         return res["y"]
 
