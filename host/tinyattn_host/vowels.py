@@ -84,6 +84,10 @@ def vowels_command(args):
     from .checks.plots import training_curve
 
     config = causal_config() if args.causal else VOWELS_CONFIG
+    if args.finetune_on_device or args.train_on_device:
+        from .vowels_device import check_options
+
+        check_options(args)
     if args.chip_estimate:
         from .chipcost.stream_estimate import estimate_lines
 

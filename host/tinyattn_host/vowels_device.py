@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 from . import modelfile
+from .errors import UsageError
 from .virtual import unixport
 
 MARK = "@@VOWELS "
@@ -125,6 +126,18 @@ def smallest_heap(folder, args, low=64, high=16384, step=16):
         middle = (low + high) // 2 // step * step
         low, high = (low, middle) if fits(middle) else (middle, high)
     return high
+
+
+def check_options(args):
+    """The fine-tune options refused in one line before any training starts."""
+    if args.epochs < 1:
+        raise UsageError("--epochs must be at least 1, got %d" % args.epochs)
+    if args.rows is not None and args.rows < 1:
+        raise UsageError("--rows must be at least 1, got %d" % args.rows)
+    if not 0.0 <= args.dropout < 1.0:
+        raise UsageError("--dropout must be in [0, 1), got %g" % args.dropout)
+    if not args.lr > 0.0:
+        raise UsageError("--lr must be above 0, got %g" % args.lr)
 
 
 def finetune_command(args, params, config, ts_files):

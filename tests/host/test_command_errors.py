@@ -113,3 +113,20 @@ def test_a_device_that_refuses_the_model_is_one_line(monkeypatch, capsys, tmp_pa
     assert main(["check-model", str(tmp_path / "m.bin"), str(tmp_path / "x.npy")]) == 1
     assert one_line(capsys.readouterr().err) == (
         "error: BAD_VALUE: config entry 0: Dense wants 2 sizes\n")
+
+
+@pytest.mark.parametrize("option, line", [
+    (["--rows", "-3"], "error: --rows must be at least 1, got -3"),
+    (["--epochs", "0"], "error: --epochs must be at least 1, got 0"),
+    (["--dropout", "1.5"], "error: --dropout must be in [0, 1), got 1.5"),
+    (["--lr", "0"], "error: --lr must be above 0, got 0"),
+])
+def test_vowels_fine_tune_options_are_refused_before_training(option, line):
+    """Each refused in one line, exit 2, before the host's training (a --rows of -3 used to end
+    in a ZeroDivisionError on the device after it)."""
+    done = subprocess.run([sys.executable, "-m", "tinyattn_host", "vowels",
+                           "--finetune-on-device", *option],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert one_line(done.stderr).strip() == line, done.stderr
+    assert done.stdout == "", done.stdout  # no training started
