@@ -74,14 +74,18 @@ class Rng:
 
     def uniform_matrix(self, rows, cols, low, high):
         """A (rows, cols) ulab array from [low, high), drawn row by row into one float32 row
-        buffer (no list of boxed floats)."""
+        buffer (no list of boxed floats): float32 values on every build, a double-precision
+        one's too (its rows go through a float64 buffer)."""
         from ulab import numpy as np
 
-        row = array.array("f", bytes(4 * cols))
-        view = np.frombuffer(row, dtype=np.float).reshape((1, cols))
         out = np.zeros((rows, cols))
+        row = array.array("f", bytes(4 * cols))
+        wide = None if out.itemsize == 4 else array.array("d", bytes(8 * cols))
+        view = np.frombuffer(row if wide is None else wide, dtype=np.float).reshape((1, cols))
         for i in range(rows):
             self._fill_uniform(row, low, high)
+            for j in range(cols) if wide is not None else ():
+                wide[j] = row[j]
             block = out[i:i + 1, :]
             block += view  # out is zero: the row itself
         return out
