@@ -1,6 +1,7 @@
 """Inference memory (issue 20): tests/board/case_inference_memory.py (heap figures: a real
 ulab only, the stand-in's mean nothing), case_calibration_batches.py, and
-case_calibration_small_heap.py in a 1 MB heap (a real ulab only)."""
+case_calibration_small_heap.py (a real ulab only; 1 MB on the unix port, the board's own heap
+on a board: the case sizes its rows from the free heap)."""
 
 from board_cases import board_test
 
