@@ -84,10 +84,12 @@ def work_requests(work, rows, X, y):
 def test_the_rows_that_fit_run_in_that_heap(model, work, heap, deployed):
     config, params, data = MODELS[model]
     load = (P.LOAD_MODEL, P.encode({"config": config}, params()))
-    replies = serve([load, (P.STATUS, P.encode())], heap, deployed)
-    assert [kind for kind, _ in replies] == [P.LOAD_MODEL | P.REPLY, P.STATUS | P.REPLY], replies
-    free = P.decode(replies[1][1])[0]["free"]
-    rows = heap_fit.rows_that_fit(free, config, ASKED, work)
+    replies = serve([(P.HELLO, P.encode()), load, (P.STATUS, P.encode())], heap, deployed)
+    assert [kind for kind, _ in replies] == [P.HELLO | P.REPLY, P.LOAD_MODEL | P.REPLY,
+                                             P.STATUS | P.REPLY], replies
+    float_bytes = P.decode(replies[0][1])[0]["float"]  # 8 on a double-precision build
+    free = P.decode(replies[2][1])[0]["free"]
+    rows = heap_fit.rows_that_fit(free, config, ASKED, work, float_bytes)
     X, y = data()
     replies = serve([load] + work_requests(work, rows, X, y), heap, deployed)
     errors = [payload[1:].decode() for kind, payload in replies if kind == P.ERROR]

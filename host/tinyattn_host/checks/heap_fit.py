@@ -1,9 +1,10 @@
 """How many rows of a request fit in a board's heap: the batch sizing of `make run`.
 
 A request of B rows takes about FIXED[work] + B * row_bytes(config, work) of heap on top of
-the model loaded: FACTOR[work] times the float32 values its forward keeps per input row (the NumPy
+the model loaded: FACTOR[work] times the floats its forward keeps per input row (the NumPy
 reference's caches and output, counted on a one-row batch), FACTOR covering the device's
-temporaries and the request and reply records. The factors are upper bounds for ulab on the
+temporaries and the request and reply records. A float is 4 bytes on a board (float32), 8
+on a unix port built with double-precision floats (HELLO's `float` says). The factors are upper bounds for ulab on the
 unix ports (i686 and 64-bit): tests/device/test_heap_fit_device.py runs the rows they give in
 the heap they were sized for (and fails with factors a third as large), and
 tests/e2e/test_small_heap.py runs the whole `make run` in 300 KB.
@@ -25,20 +26,21 @@ RESERVE = 24 * 1024  # heap kept back: the link's buffers, and room for fragment
 MODEL_FACTOR = 5.5  # a LOAD_MODEL needs about this times its parameters' bytes free
 
 
-def rows_that_fit(free, config, asked, work):
+def rows_that_fit(free, config, asked, work, float_bytes=4):
     """The rows (1 to `asked`) of a `work` request ("forward", "quantize" or "train") on
-    the model of `config` that fit in `free` bytes of heap (the board's, model loaded)."""
-    per_row = row_bytes(tuple(map(tuple, config)), work)
+    the model of `config` that fit in `free` bytes of heap (the board's, model loaded), on a
+    device whose floats take `float_bytes`."""
+    per_row = row_bytes(tuple(map(tuple, config)), work) * float_bytes // 4
     fixed = FIXED[work]
     if work == "train":  # the first TRAIN_STEP makes the gradients, as large as the parameters
-        fixed += 4 * parameter_count(config)
+        fixed += float_bytes * parameter_count(config)
     return max(1, min(asked, int((free - RESERVE - fixed) // per_row)))
 
 
-def model_fits(free, config):
+def model_fits(free, config, float_bytes=4):
     """Whether a LOAD_MODEL of `config` fits in `free` bytes: the request, the model and its
-    gradients, each as large as the parameters."""
-    return free - RESERVE >= MODEL_FACTOR * 4 * parameter_count(config)
+    gradients, each as large as the parameters (floats of `float_bytes`)."""
+    return free - RESERVE >= MODEL_FACTOR * float_bytes * parameter_count(config)
 
 
 def parameter_count(config):
@@ -47,7 +49,8 @@ def parameter_count(config):
 
 @lru_cache(maxsize=None)
 def row_bytes(config, work):
-    """Heap bytes one input row of a `work` request takes (config: a tuple of tuples)."""
+    """Heap bytes one input row of a `work` request takes in float32 (config: a tuple of
+    tuples)."""
     config = [list(spec) for spec in config]
     params = {"%d.%s" % (i, name): np.zeros(shape) for i, spec in enumerate(config)
               for name, shape in param_shapes(spec).items()}
