@@ -67,6 +67,21 @@ def word_bits(command=None):
     return int(done.stdout)
 
 
+@lru_cache(maxsize=None)
+def float_bytes(command=None):
+    """The bytes of ulab's float in the interpreter, asked of it: 4 on a board (float32), 8 on
+    a unix port built with double-precision floats; None without a real ulab."""
+    if not has_ulab(command or interpreter()):
+        return None
+    done = subprocess.run([command or interpreter(), "-c",
+                           "from ulab import numpy as np; print(np.zeros(1).itemsize)"],
+                          capture_output=True, text=True, timeout=30)
+    if done.returncode != 0 or done.stdout.strip() not in ("4", "8"):
+        raise BoardError("%s: could not tell the size of its ulab's float (%s)"
+                         % (command or interpreter(), _error(done.stdout + done.stderr)))
+    return int(done.stdout)
+
+
 def search_path(extra=(), device_dir=DEVICE_DIR):
     """MICROPYPATH for device code: frozen modules, device/ (or another folder holding the
     package, e.g. compiled to .mpy), extras, the stand-in if needed."""
