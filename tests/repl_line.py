@@ -5,19 +5,20 @@ bounds a failure."""
 import itertools
 import time
 
-from tinyattn_host.virtual.process_state import catches_sigint
+from tinyattn_host.virtual.process_state import catches_sigint, hung_in_a_lock
 
 DEADLINE = 120  # seconds: no wait here ends by a timer when things go right
 _tokens = itertools.count(1000)
 
 
-def read_until(line, ending, timeout=DEADLINE, after=b""):
-    """Bytes from the open port `line` until `ending` shows up (after `after`, when given);
-    what came by the deadline if it does not."""
+def read_until(line, ending, timeout=DEADLINE, after=b"", stop=None):
+    """Bytes from the open port `line` until `ending` shows up (after `after`, when given),
+    or until `stop()` is true (an event that means it never will); what came by then, or by
+    the deadline."""
     data = b""
     deadline = time.monotonic() + timeout
     while ending not in (data.partition(after)[2] if after else data) \
-            and time.monotonic() < deadline:
+            and time.monotonic() < deadline and not (stop and stop()):
         data += line.read(line.in_waiting or 1)
     return data
 
@@ -31,6 +32,21 @@ def friendly(line):
     answer = b"synced %d\r\n>>> " % (token * 7)
     seen = read_until(line, answer)
     assert answer in seen, seen[-400:]
+
+
+HUNG = ("the interpreter hung in a lock after the Ctrl-C's SIGINT: this unix port raises "
+        "KeyboardInterrupt inside its signal handler (threads without a GIL: "
+        "sys.implementation._thread is 'unsafe'), out of code that held its heap's lock; a "
+        "board raises it between bytecodes. Build it with MICROPY_PY_THREAD_GIL=1 "
+        "(docs/testing.md)")
+
+
+def answer_after_ctrl_c(line, board, ending, after=b""):
+    """read_until(line, ending, after=after), failing at once, with HUNG, when the board's
+    interpreter hangs for ever in a lock instead."""
+    data = read_until(line, ending, after=after, stop=lambda: hung_in_a_lock(board.pid))
+    assert not hung_in_a_lock(board.pid), "%s; it printed %r" % (HUNG, data[-300:])
+    return data
 
 
 def wait_until(condition, timeout=DEADLINE, step=0.02):

@@ -155,6 +155,7 @@ class Link:
         self.timeout = timeout
         self.chunk = CHUNK
         self.max_message = wire.MAX_MESSAGE
+        self.float_bytes = 4  # bytes of the device's float (HELLO tells)
         self.progress = None
         self.seq = 0
         self._buffer = bytearray()
@@ -283,6 +284,7 @@ class Link:
         head, _ = self.request(HELLO)
         self.chunk = head.get("chunk", CHUNK)
         self.max_message = head.get("max_message", wire.MAX_MESSAGE)
+        self.float_bytes = head.get("float") or 4  # ulab's float: 4 bytes, 8 on a double build
         return head
 
     def status(self):

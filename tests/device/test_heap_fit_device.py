@@ -108,14 +108,15 @@ def test_calibration_rows_past_one_batch_cost_their_own_bytes_only(deployed):
 
 def rows_that_fit_there(model, work, heap, deployed, asked):
     """heap_fit's rows for `model` loaded in a fresh interpreter of `heap` (STATUS's free
-    bytes, HELLO's word size)."""
+    bytes, HELLO's word size and float bytes: 8 on a double-precision build)."""
     config, params, _ = MODELS[model]
     load = (P.LOAD_MODEL, P.encode({"config": config}, params()))
     replies = serve([(P.HELLO, P.encode()), load, (P.STATUS, P.encode())], heap, deployed)
     assert [kind for kind, _ in replies] == [P.HELLO | P.REPLY, P.LOAD_MODEL | P.REPLY,
                                              P.STATUS | P.REPLY], replies
-    bits = heap_fit.board_word_bits(P.decode(replies[0][1])[0])
-    return heap_fit.rows_that_fit(P.decode(replies[2][1])[0]["free"], config, asked, work, bits)
+    hello = P.decode(replies[0][1])[0]
+    return heap_fit.rows_that_fit(P.decode(replies[2][1])[0]["free"], config, asked, work,
+                                  heap_fit.board_word_bits(hello), hello["float"])
 
 
 def test_a_message_the_heap_cannot_receive_is_refused_and_the_link_goes_on(deployed):

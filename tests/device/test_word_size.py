@@ -17,12 +17,16 @@ def test_word_bits_is_the_interpreters_own():
     assert maxsize == 2 ** (unixport.word_bits(command) - 1) - 1
 
 
-def test_a_32_bit_budget_runs_on_a_32_bit_port_only():
-    if unixport.word_bits(unixport.interpreter()) == 32:
-        assert board_heap("300k") == "300k"
-    else:
+def test_a_32_bit_budget_runs_on_a_32_bit_float32_port_only():
+    command = unixport.interpreter()
+    if unixport.word_bits(command) != 32:
         with pytest.raises(pytest.skip.Exception, match="32-bit figure.*64-bit"):
             board_heap("300k")
+    elif unixport.float_bytes(command) not in (None, 4):
+        with pytest.raises(pytest.skip.Exception, match="float32 figure.*8-byte floats"):
+            board_heap("300k")
+    else:
+        assert board_heap("300k") == "300k"
 
 
 def test_an_interpreter_that_cannot_answer_is_one_line(tmp_path):

@@ -21,7 +21,7 @@ from tinyattn_host.reference.sequential import sequential_forward
 from tinyattn_host.virtual.unixport_process import has_raw_repl
 from tinyattn_host.virtual.virtual_board import VirtualBoard
 
-from repl_line import friendly, read_until, wait_for_handler, wait_until
+from repl_line import answer_after_ctrl_c, friendly, read_until, wait_for_handler, wait_until
 
 pytestmark = pytest.mark.skipif(
     not has_raw_repl(unixport.interpreter()),
@@ -49,10 +49,10 @@ def interrupt_a_loop(board):
         line.write(b"n = 0\rwhile True: n += 1\r\r")  # typed ahead, as a board takes it
         wait_for_handler(board)  # the loop runs
         line.write(b"\x03")
-        answer = read_until(line, b">>> ", after=b"KeyboardInterrupt")
+        answer = answer_after_ctrl_c(line, board, b">>> ", after=b"KeyboardInterrupt")
         assert answer.endswith(b"KeyboardInterrupt: \r\n>>> "), answer
         line.write(b"print(n > 0)\r")
-        assert b"True\r\n" in read_until(line, b">>> ")
+        assert b"True\r\n" in answer_after_ctrl_c(line, board, b">>> ")
     assert board.pid == pid  # interrupted, not rebooted
 
 
@@ -82,11 +82,11 @@ def test_ctrl_c_stops_the_demo(virtual_board):
         started = read_until(line, b"epoch   1/100")
         assert b"epoch   1/100" in started, started
         line.write(b"\x03")
-        answer = read_until(line, b">>> ", after=b"KeyboardInterrupt")
+        answer = answer_after_ctrl_c(line, virtual_board, b">>> ", after=b"KeyboardInterrupt")
         assert answer.endswith(b"KeyboardInterrupt: \r\n>>> "), answer
         assert b"epoch 100/100" not in answer
         line.write(b"print(6 * 7)\r")
-        assert b"42\r\n" in read_until(line, b">>> ")
+        assert b"42\r\n" in answer_after_ctrl_c(line, virtual_board, b">>> ")
 
 
 def test_mpremote_gets_past_a_looping_main_py(tmp_path):

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from heap_budget import board_heap
 from tinyattn_host import modelfile, protocol as P
 from tinyattn_host.board.board import Board
 from tinyattn_host.checks.heap_fit import board_word_bits, rows_that_fit
@@ -39,7 +40,7 @@ def quantized_on_board(board, config, params, calibration, rows, cut=True):
         bits = board_word_bits(link.hello())
         link.request(P.LOAD_MODEL, {"config": config}, params)
         fit = rows_that_fit(link.status()["free"], config, len(calibration), "quantize",
-                            bits) if cut else len(calibration)
+                            bits, link.float_bytes) if cut else len(calibration)
         qhead, qarrays = link.request(P.QUANTIZE, {}, {"x": calibration[:fit]})
         xq = quantize_input(calibration[:rows], in_scale(qhead))
         head, got = link.request(P.FORWARD_INT8, {}, {"x": xq})
@@ -63,9 +64,7 @@ def test_the_users_model_quantizes_in_a_2_mb_heap(start_virtual_board, tmp_path,
 
 
 def test_the_digits_model_quantizes_in_300k_on_a_32_bit_port(start_virtual_board):
-    if REAL_ULAB and unixport.word_bits() != 32:
-        pytest.skip("300k is a 32-bit board's heap; this unix port is %d-bit" % unixport.word_bits())
-    board = start_virtual_board(heap="300k" if REAL_ULAB else None)
+    board = start_virtual_board(heap=board_heap("300k") if REAL_ULAB else None)
     X, _ = load_digits()
     params = {k: v.astype(np.float32) for k, v in init_params(DIGITS_CONFIG, seed=7).items()}
     calibration = X[:128 if REAL_ULAB else 8].astype(np.float32)

@@ -1,7 +1,8 @@
 """`make run` on a board without PSRAM: the virtual board with a 300 KB heap (VIRTUAL_HEAP,
 --heap), through the UART window. The harness sizes its requests to the free heap it is told
 and says what it cut; with a real ulab the whole run passes (the stand-in's Python lists take
-several times ulab's memory, so there the run is skipped and only the heap option is checked).
+several times ulab's memory, so there the run is skipped and only the heap option is checked;
+300 KB is a 32-bit board's figure, so a 64-bit port skips the run too: tests/heap_budget.py).
 """
 
 import os
@@ -10,6 +11,7 @@ import sys
 
 import pytest
 
+from heap_budget import board_heap
 from tinyattn_host.virtual import unixport
 from tinyattn_host.virtual.uart_board import UartVirtualBoard
 from tinyattn_host.virtual.unixport_process import has_raw_repl
@@ -38,7 +40,7 @@ def test_heap_is_refused_for_a_real_port(tmp_path):
                     reason="the ulab stand-in does not fit a 300 KB heap (MICROPYTHON=... "
                            "with a real ulab runs this)")
 def test_make_run_passes_in_300k_through_the_uart_window(start_virtual_board):
-    board = start_virtual_board(UartVirtualBoard, heap=NO_PSRAM)
+    board = start_virtual_board(UartVirtualBoard, heap=board_heap(NO_PSRAM))  # a 32-bit figure
     done = subprocess.run([sys.executable, "-m", "tinyattn_host", "run", "--port", board.port],
                           capture_output=True, text=True, timeout=900,
                           env=dict(os.environ, PYTHONUNBUFFERED="1"))

@@ -27,6 +27,19 @@ def test_rows_fit_the_free_heap_between_one_and_the_rows_asked():
     assert heap_fit.rows_that_fit(0, DIGITS_CONFIG, 16, "train") == 1  # never none
 
 
+def test_a_double_precision_board_rows_cost_twice_the_bytes():
+    """HELLO's "float" is 8 on a double-precision ulab: rows, gradients and the model double."""
+    per_row = 2 * heap_fit.row_bytes(tuple(map(tuple, DIGITS_CONFIG)), "train")
+    gradients = 8 * heap_fit.parameter_count(DIGITS_CONFIG)
+    free = heap_fit.RESERVE + heap_fit.FIXED["train"] + gradients + 5 * per_row
+    assert heap_fit.rows_that_fit(free, DIGITS_CONFIG, 16, "train", 64, 8) == 5
+    assert heap_fit.rows_that_fit(free - 1, DIGITS_CONFIG, 16, "train", 64, 8) == 4
+    assert heap_fit.rows_that_fit(free, DIGITS_CONFIG, 16, "train") > 5  # float32: more fit
+    need = heap_fit.RESERVE + heap_fit.MODEL_FACTOR * 8 * heap_fit.parameter_count(DIGITS_CONFIG)
+    assert heap_fit.model_fits(need, DIGITS_CONFIG, 8)
+    assert not heap_fit.model_fits(need - 1, DIGITS_CONFIG, 8)
+
+
 def test_a_model_fits_when_its_parameters_times_the_factor_do():
     assert heap_fit.parameter_count(DENSE) == 15
     need = heap_fit.RESERVE + heap_fit.MODEL_FACTOR * 4 * heap_fit.parameter_count(DIGITS_CONFIG)

@@ -42,7 +42,7 @@ def hello(session, head, arrays):
         "micropython": "%d.%d.%d" % impl.version[:3],
         "machine": getattr(impl, "_machine", sys.platform), "platform": sys.platform,
         "ulab": _ulab_version(), "mpy": getattr(impl, "_mpy", None),
-        "free": gc.mem_free(), "chunk": CHUNK, "max_message": session.max_message(),
+        "float": _float_bytes(), "free": gc.mem_free(), "chunk": CHUNK, "max_message": session.max_message(),
         "max_head": MAX_HEAD,
     }, ()
 
@@ -326,6 +326,15 @@ def _ulab_version():
     except ImportError:
         return None
     return ulab.__version__
+
+
+def _float_bytes():
+    """The bytes of ulab's float (4, or 8 on a double-precision build), None without ulab."""
+    try:
+        from ulab import numpy as np
+    except ImportError:
+        return None
+    return np.zeros(1).itemsize
 
 
 def _attention_layer(model):

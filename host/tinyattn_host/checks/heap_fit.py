@@ -1,9 +1,10 @@
 """How many rows of a request fit in a board's heap: the batch sizing of `make run`.
 
 A request of B rows takes about FIXED[work] + B * row_bytes(config, work) of heap on top of
-the model loaded: FACTOR[work] times the float32 values its forward keeps per input row (the NumPy
+the model loaded: FACTOR[work] times the floats its forward keeps per input row (the NumPy
 reference's caches and output, counted on a one-row batch), FACTOR covering the device's
-temporaries and the request and reply records. The factors are upper bounds for ulab on the
+temporaries and the request and reply records. A float is 4 bytes on a board (float32), 8
+on a unix port built with double-precision floats (HELLO's `float` says). The factors are upper bounds for ulab on the
 unix ports (i686 and 64-bit): tests/device/test_heap_fit_device.py runs the rows they give in
 the heap they were sized for (and fails with factors a third as large), and
 tests/e2e/test_small_heap.py runs the whole `make run` in 300 KB.
@@ -28,18 +29,19 @@ RESERVE = 24 * 1024  # heap kept back: the link's buffers, and room for fragment
 MODEL_FACTOR = 5.5  # a LOAD_MODEL needs about this times its parameters' bytes free
 
 
-def rows_that_fit(free, config, asked, work, word_bits=64):
+def rows_that_fit(free, config, asked, work, word_bits=64, float_bytes=4):
     """The rows (1 to `asked`) of a `work` request ("forward", "quantize" or "train") on
     the model of `config` that fit in `free` bytes of heap (the board's, model loaded);
-    `word_bits` the board's (board_word_bits: 64 when not known, the larger estimate)."""
-    per_row = row_bytes(tuple(map(tuple, config)), work)
+    `word_bits` the board's (board_word_bits: 64 when not known, the larger estimate) and
+    `float_bytes` its ulab float's (HELLO's "float")."""
+    per_row = row_bytes(tuple(map(tuple, config)), work) * float_bytes // 4
     fixed = (FIXED_32BIT if word_bits == 32 else {}).get(work, FIXED[work])
     if work == "train":  # the first TRAIN_STEP makes the gradients, as large as the parameters
-        fixed += 4 * parameter_count(config)
+        fixed += float_bytes * parameter_count(config)
     budget = free - RESERVE - fixed
     if work != "quantize":
         return max(1, min(asked, int(budget // per_row)))
-    own = INPUT_COPIES * 4 * _input_width(config)  # every row's, beyond the batch's heap
+    own = INPUT_COPIES * float_bytes * _input_width(config)  # every row's, beyond the batch's
     rows = int(budget // (per_row + own))
     if rows >= CALIBRATION_BATCH:
         rows = int((budget - CALIBRATION_BATCH * per_row) // own)
@@ -55,10 +57,10 @@ def board_word_bits(hello):
     return 64 if (mpy >> 10) & 15 in (2, 12) else 32
 
 
-def model_fits(free, config):
+def model_fits(free, config, float_bytes=4):
     """Whether a LOAD_MODEL of `config` fits in `free` bytes: the request, the model and its
-    gradients, each as large as the parameters."""
-    return free - RESERVE >= MODEL_FACTOR * 4 * parameter_count(config)
+    gradients, each as large as the parameters (floats of `float_bytes`)."""
+    return free - RESERVE >= MODEL_FACTOR * float_bytes * parameter_count(config)
 
 
 def parameter_count(config):
@@ -67,7 +69,8 @@ def parameter_count(config):
 
 @lru_cache(maxsize=None)
 def row_bytes(config, work):
-    """Heap bytes one input row of a `work` request takes (config: a tuple of tuples)."""
+    """Heap bytes one input row of a `work` request takes in float32 (config: a tuple of
+    tuples)."""
     config = [list(spec) for spec in config]
     params = {"%d.%s" % (i, name): np.zeros(shape) for i, spec in enumerate(config)
               for name, shape in param_shapes(spec).items()}

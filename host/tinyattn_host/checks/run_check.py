@@ -194,7 +194,8 @@ class Check:
         bytes STATUS says are free. A cut is printed and kept in the summary."""
         free = self.board.link.status()["free"]
         rows = heap_fit.rows_that_fit(free, config, asked, work,
-                                      heap_fit.board_word_bits(self.summary.device))
+                                      heap_fit.board_word_bits(self.summary.device),
+                                      self.board.link.float_bytes)
         if rows < asked:
             note = ("%s %s: %d row(s) a request, not %d (%d bytes free with the model loaded)"
                     % (name, work, rows, asked, free))
@@ -208,7 +209,7 @@ class Check:
         (their modules' code among it); said and kept in the summary like a cut. The STATUS
         survives a link that left on the host's silence (the host training before)."""
         free = self.request(protocol.STATUS)[0]["free"]
-        if heap_fit.model_fits(free, config):
+        if heap_fit.model_fits(free, config, self.board.link.float_bytes):
             return
         self.board.stop_link()
         self.board.start_link()

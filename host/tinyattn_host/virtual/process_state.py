@@ -5,8 +5,11 @@ shell or Python script that starts the real interpreter: the wrapper's own SIGIN
 says nothing about MicroPython's); `catches_sigint` says whether MicroPython runs code (it
 installs its handler only then); `waits_for_input` whether it is blocked reading its stdin
 (LINE: a one-byte read, as the REPL reads; STREAM: a larger read, or a poll, as running code
-such as the link waits) and `bytes_read` how many bytes its reads have taken so far. Where
-/proc cannot answer (another system, no permission), waits_for_input says UNKNOWN.
+such as the link waits) and `bytes_read` how many bytes its reads have taken so far;
+`hung_in_a_lock` whether it waits for a lock that nothing can release (one thread, an untimed
+futex wait: a unix port whose SIGINT handler raises KeyboardInterrupt out of code holding its
+heap's lock, as one built with threads and no GIL does). Where /proc cannot answer (another
+system, no permission), waits_for_input says UNKNOWN.
 """
 
 import os
@@ -25,6 +28,11 @@ _SYSCALLS = {
     (243, 64): ({63}, {72, 73}),                       # riscv64
     (243, 32): ({63}, {72, 73, 413, 414}),             # riscv32
 }
+
+# futex (and futex_time64 on 32-bit) by ELF machine and class, as _SYSCALLS
+_FUTEX = {(62, 64): {202}, (3, 32): {240, 422}, (62, 32): {240, 422}, (183, 64): {98},
+          (40, 32): {240, 422}, (243, 64): {98}, (243, 32): {422}}
+_FUTEX_WAIT_OPS = {0, 9}  # FUTEX_WAIT, FUTEX_WAIT_BITSET (the private flag and clock masked)
 
 
 def micropython_pid(pid, tty):
@@ -69,6 +77,25 @@ def waits_for_input(pid):
     return None
 
 
+def hung_in_a_lock(pid):
+    """Whether process `pid` is its only thread and blocked in a futex wait without a
+    timeout: no other thread can wake it, so it waits for ever."""
+    try:
+        with open("/proc/%d/status" % pid) as status:
+            threads = next((line.split()[1] for line in status if line.startswith("Threads:")),
+                           None)
+        with open("/proc/%d/syscall" % pid) as syscall:
+            fields = syscall.read().split()
+    except OSError:
+        return False
+    machine = _machine(pid)
+    if threads != "1" or len(fields) < 5 or not fields[0].isdigit() or machine is None:
+        return False
+    op, timeout = int(fields[2], 16) & 0x7F, int(fields[4], 16)
+    return (int(fields[0]) in _FUTEX.get(machine, ()) and op in _FUTEX_WAIT_OPS
+            and timeout == 0)
+
+
 def bytes_read(pid):
     """The bytes process `pid` has read so far (rchar: every read, its stdin's included),
     or None when /proc does not say."""
@@ -102,6 +129,12 @@ def _stdin(pid):
 
 def _syscall_numbers(pid):
     """(read numbers, wait numbers) for the executable of `pid`, from its ELF header."""
+    machine = _machine(pid)
+    return None if machine is None else _SYSCALLS.get(machine)
+
+
+def _machine(pid):
+    """(ELF machine, 32 or 64) of the executable of `pid`, None when it cannot be read."""
     try:
         with open("/proc/%d/exe" % pid, "rb") as exe:
             header = exe.read(20)
@@ -111,4 +144,4 @@ def _syscall_numbers(pid):
         return None
     bits = 64 if header[4] == 2 else 32
     machine = int.from_bytes(header[18:20], "little" if header[5] == 1 else "big")
-    return _SYSCALLS.get((machine, bits))
+    return machine, bits

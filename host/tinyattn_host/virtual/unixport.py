@@ -58,12 +58,27 @@ def has_ulab(command=None):
 def word_bits(command=None):
     """The interpreter's pointer size in bits, asked of the interpreter itself: 32 on an
     ESP32-S3 and an i686 unix port, 64 on an x86-64 one (where every object is larger)."""
-    done = subprocess.run([command or interpreter(), "-c",
-                           "import struct; print(8 * struct.calcsize('P'))"],
+    return _ask(command, "import struct; print(8 * struct.calcsize('P'))", (32, 64),
+                "its word size")
+
+
+@lru_cache(maxsize=None)
+def float_bytes(command=None):
+    """The bytes of ulab's float in the interpreter, asked of it: 4 on a board (float32), 8 on
+    a unix port built with double-precision floats; None without a real ulab."""
+    if not has_ulab(command or interpreter()):
+        return None
+    return _ask(command, "from ulab import numpy as np; print(np.zeros(1).itemsize)", (4, 8),
+                "the size of its ulab's float")
+
+
+def _ask(command, code, answers, what):
+    """The int among `answers` that `code` prints on the interpreter; BoardError if none."""
+    done = subprocess.run([command or interpreter(), "-c", code],
                           capture_output=True, text=True, timeout=30)
-    if done.returncode != 0 or done.stdout.strip() not in ("32", "64"):
-        raise BoardError("%s: could not tell its word size (%s)"
-                         % (command or interpreter(), _error(done.stdout + done.stderr)))
+    if done.returncode != 0 or done.stdout.strip() not in map(str, answers):
+        raise BoardError("%s: could not tell %s (%s)"
+                         % (command or interpreter(), what, _error(done.stdout + done.stderr)))
     return int(done.stdout)
 
 
