@@ -1,9 +1,9 @@
 """The viper kernels against the NumPy integer reference, bit for bit.
 
 Each kernel is driven through its public header API (kernels.linear_header / bind_linear /
-linear, attend_header / bind_attend / attend, pool_header / bind_pool / pool, lookup) with
-blocks inside larger buffers, every output layout the int8 layers use, masks, and the inputs
-that drive every int32 intermediate to its bound. tests/device/test_kernels.py makes the
+linear, attend_header / bind_attend / attend, kernels_pool.pool_header / bind_pool / pool,
+lookup) with blocks inside larger buffers, every output layout the int8 layers use, masks, and
+the inputs that drive every int32 intermediate to its bound. tests/device/test_kernels.py makes the
 configurations and the reference's outputs: linearNN, attendNN, poolNN, worstN, tables.
 """
 
@@ -13,6 +13,7 @@ import sys
 import check
 from tinyattn.int8 import kernels as K
 from tinyattn.int8 import kernels_attend as A
+from tinyattn.int8 import kernels_pool as P
 from ulab import numpy as np
 
 
@@ -102,9 +103,9 @@ def test_attend_matches_reference_bit_for_bit():
 def pool_run(c):
     src = array.array("b", c["x"])
     dst = b8(c["groups"] * c["cols"])
-    h = K.pool_header(c["tokens"], c["cols"], c["mult"])
-    K.bind_pool(h, c["groups"], src, dst)
-    K.pool(h)
+    h = P.pool_header(c["tokens"], c["cols"], c["mult"])
+    P.bind_pool(h, c["groups"], src, dst)
+    P.pool(h)
     y = b8(len(src))
     table = array.array("b", c["table"])
     K.lookup(src, y, len(src), table)
@@ -177,7 +178,7 @@ def test_bad_buffers_raise_value_error_before_the_kernels_run():
         "attend_short_k": lambda: A.bind_attend(
             A.attend_header(2, 1, 2, (16384, 14, 0, 3000), mult), 4, b8(8), b8(7), b8(8),
             b8(8)),
-        "pool_short_dst": lambda: K.bind_pool(K.pool_header(2, 3, mult), 2, b8(12), b8(5)),
+        "pool_short_dst": lambda: P.bind_pool(P.pool_header(2, 3, mult), 2, b8(12), b8(5)),
         "lookup_short_table": lambda: K.lookup(b8(4), b8(4), 4, b8(255)),
     }
     errors = {}
@@ -221,5 +222,5 @@ def test_kernels_leave_the_heap_as_they_found_it():
     check.heap_returns(lambda: A.attend(h), what="attend")
     f = check.fixture(check.names("pool")[0])
     _, y, h, src, table = pool_run(f["c"])
-    check.heap_returns(lambda: K.pool(h), what="pool")
+    check.heap_returns(lambda: P.pool(h), what="pool")
     check.heap_returns(lambda: K.lookup(src, y, len(src), table), what="lookup")

@@ -11,8 +11,6 @@ GRAPH = graph(package_modules(DEVICE_DIR, "tinyattn"))
 WHOLE = {  # over MAX_LINES, and why (the module's docstring says it too)
     "int8/asm_attend.py": "one asm_xtensa function, most lines one instruction: an asm "
                           "function cannot call another without a call frame",
-    "int8/kernels.py": "362 lines since the int8 stream's one-row kernels joined it: to be split "
-                       "(the matmul and requantize kernels from the row kernels), not done yet",
 }
 
 

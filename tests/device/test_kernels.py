@@ -2,10 +2,10 @@
 (tests/board/case_kernels.py on the board).
 
 Each kernel is driven through its public header API (kernels.linear_header / bind_linear /
-linear, attend_header / bind_attend / attend, pool_header / bind_pool / pool, lookup) with
-blocks inside larger buffers, every output layout the int8 layers use, masks, and the inputs
-that drive every int32 intermediate to its bound. Here: the configurations and the reference's
-outputs (the fixtures), and the host-only checks on them.
+linear, attend_header / bind_attend / attend, kernels_pool.pool_header / bind_pool / pool,
+lookup) with blocks inside larger buffers, every output layout the int8 layers use, masks, and
+the inputs that drive every int32 intermediate to its bound. Here: the configurations and the
+reference's outputs (the fixtures), and the host-only checks on them.
 """
 
 from functools import lru_cache

@@ -17,7 +17,7 @@ def fields(name):
     return {k: int(v) for k, v in re.findall(r"^(_[A-Z_]+) = const\((\d+)\)", text, re.M)}
 
 
-@pytest.mark.parametrize("module", ["kernels_attend.py", "kernels_norm.py"])
+@pytest.mark.parametrize("module", ["kernels_attend.py", "kernels_norm.py", "kernels_pool.py"])
 def test_the_shared_header_fields_agree_with_kernels_py(module):
     own, theirs = fields("kernels.py"), fields(module)
     shared = [name for name in SHARED if name in theirs]

@@ -1,6 +1,6 @@
 """Integer kernels of the int8 path, each an @micropython.viper function: no float inside.
-Here: linear (x W^T + b, requantized), pooling and table lookup; the attention core is in
-kernels_attend.py, LayerNorm and adds in kernels_norm.py.
+Here: linear (x W^T + b, requantized), table lookup and the headers' checks; the attention
+core is in kernels_attend.py, LayerNorm and adds in kernels_norm.py, pooling in kernels_pool.py.
 
 Calling convention. A kernel takes two buffers, `(header, weights)`, so that viper keeps both
 in its two register locals (a native function in a .mpy holds at most two locals in
@@ -72,11 +72,6 @@ _DST_GSTRIDE = const(17)
 _DST_WIDE = const(18)  # 1: store the int32 accumulator, 0: requantize to int8
 _DST_ADD = const(19)  # 128 writes offset binary
 _LINEAR = const(20)  # then: bias (cols ints), scratch (depth ints)
-# pooling
-_POOL_S = const(9)
-_POOL_COLS = const(10)
-_POOL_DST = const(11)
-_POOL = const(12)
 
 
 @micropython.viper
@@ -163,41 +158,6 @@ def linear(x: ptr32, w: ptr8):
             out = gbase
         else:
             out += drow
-
-
-# ---- pooling: the sum of each sequence's tokens, requantized --------------------------------
-@micropython.viper
-def _pool(x: ptr32, w: ptr8):
-    h = int(x)
-    ext = x[_EXT]
-    groups = x[_ROWS]
-    tokens = x[_POOL_S]
-    cols = x[_POOL_COLS]
-    src = ptr8(h + ((x[_SRC] << ext) >> ext))
-    dst = ptr8(h + ((x[_POOL_DST] << ext) >> ext))
-    m = x[_M]
-    s = x[_S]
-    p = x[_P]
-    cap = x[_CAP]
-    half = (1 << s) >> 1
-    for g in range(groups):
-        base = g * tokens * cols
-        for c in range(cols):
-            v = 0
-            at = base + c
-            for t in range(tokens):
-                v += (src[at] ^ 128) - 128
-                at += cols
-            if v > cap:
-                v = cap
-            elif v < 0 - cap:
-                v = 0 - cap
-            y = ((v >> p) * m + half) >> s
-            if y > 127:
-                y = 127
-            elif y < -128:
-                y = -128
-            dst[g * cols + c] = y
 
 
 # ---- elementwise -----------------------------------------------------------------------------
@@ -336,27 +296,3 @@ def move_dst(h, base, offset):
 def dst_field(h):
     """The destination field of a bound linear header (move_dst's base)."""
     return h[_DST]
-
-
-def pool_header(seq_len, cols, mult):
-    """The header of a mean over each sequence's tokens: the int sum times mult."""
-    need_int("seq_len", seq_len, 1)
-    need_int("cols", cols, 1)
-    h = new_header(_POOL, mult)
-    h[_POOL_S], h[_POOL_COLS] = seq_len, cols
-    return h
-
-
-def bind_pool(h, groups, src, dst):
-    """Point a pooling header at int8 src (groups * seq_len, cols) and int8 dst (groups, cols)."""
-    need_int("groups", groups)
-    S, cols = h[_POOL_S], h[_POOL_COLS]
-    need("src", src, 1, groups * S * cols)
-    need("dst", dst, 1, groups * cols)
-    h[_ROWS] = groups
-    h[_SRC], h[_POOL_DST] = address_distance(src, h), address_distance(dst, h)
-
-
-def pool(h):
-    """Run a bound pooling header (its one buffer is the header: the kernel takes two)."""
-    _pool(h, h)

@@ -18,7 +18,7 @@ import array
 
 from ulab import numpy as np
 
-from . import backend, kernels
+from . import backend, kernels, kernels_pool
 from .numbers import flip, int32_bias, int8_buffer, int8_weights, multiplier, quantize_tensor, \
     scale_for
 
@@ -208,20 +208,18 @@ class QGlobalAvgPool:
         return self.s_y
 
     def plan(self, src, rows, cols):
-        from . import kernels_pool
-
         S = self.seq_len
         if rows % S:
             raise ValueError("x has %d rows, not a multiple of seq_len %d" % (rows, S))
         if cols != self._cols:
-            self.header = kernels.pool_header(S, cols, self.mult)
+            self.header = kernels_pool.pool_header(S, cols, self.mult)
             if self.mults is not None:
                 self.keep_header = kernels_pool.pool_keep_header(S, cols, self.mults)
             self._cols = cols
         B = rows // S
         if self.out is None or len(self.out) != B * cols:
             self.out = int8_buffer(B * cols)
-        kernels.bind_pool(self.header, B, src, self.out)
+        kernels_pool.bind_pool(self.header, B, src, self.out)
         if self.keep_header is not None:
             kernels_pool.bind_pool_keep(self.keep_header, B, src, self.out)
         return self.out, B, cols
@@ -232,18 +230,14 @@ class QGlobalAvgPool:
             raise ValueError("this int8 model's pooling has no masked multipliers (saved "
                              "before masks): quantize the float model again")
         if keep is not None:
-            from .kernels_pool import check_keep
-
-            check_keep(self.keep_header, keep)
+            kernels_pool.check_keep(self.keep_header, keep)
         self.keep = keep
 
     def run(self):
         if self.keep is None:
-            kernels.pool(self.header)
+            kernels_pool.pool(self.header)
         else:
-            from .kernels_pool import pool_keep
-
-            pool_keep(self.keep_header, self.keep)
+            kernels_pool.pool_keep(self.keep_header, self.keep)
 
     def spec(self):
         spec = {"kind": "GlobalAvgPool", "seq_len": self.seq_len, "mult": self.mult,

@@ -17,7 +17,8 @@ from .kernel_runs import representative_runs
 from .machine import Emulator
 from .qemu import EmulatorError, missing_reason
 
-SOURCES = ("kernels.py", "kernels_attend.py", "kernels_norm.py")  # in device/tinyattn/int8
+SOURCES = ("kernels.py", "kernels_attend.py", "kernels_norm.py",  # in device/tinyattn/int8
+           "kernels_pool.py")
 HEADING = "## The int8 kernels on the emulated chip (xtensawin code in qemu-system-xtensa)"
 CANNOT_TELL = (  # docs/chip.md says the same at more length
     "What the emulator does not tell: cycles (QEMU executes instructions, it models no "

@@ -93,14 +93,14 @@ def loop_alone_run(emu, ta, rng):
 
 
 def elementwise_runs(emu, ta, rng):
-    K, N = ta.kernels, ta.kernels_norm
+    K, N, P = ta.kernels, ta.kernels_norm, ta.kernels_pool
     mult = ta.numbers.multiplier(0.05, 0.05 * 8)
     src, dst = _int8(rng, S * E), _int8(rng, S * E)
     runs = []
-    h = K.pool_header(S, E, ta.numbers.multiplier(0.05 / S, 0.05))
+    h = P.pool_header(S, E, ta.numbers.multiplier(0.05 / S, 0.05))
     pooled = _int8(rng, E)
-    K.bind_pool(h, 1, src, pooled)
-    runs.append(("_pool", "pool of %d tokens" % S, lambda: K.pool(h)))
+    P.bind_pool(h, 1, src, pooled)
+    runs.append(("_pool", "pool of %d tokens" % S, lambda: P.pool(h)))
     table = _int8(rng, 256)
     runs.append(("table_lookup", "lookup", lambda: K.lookup(src, dst, S * E, table)))
     beta = array.array("i", [rng.randrange(-2 ** 16, 2 ** 16) for _ in range(E)])
@@ -125,8 +125,9 @@ def representative_runs(emu, seed=22):
     shapes of the module docstring."""
     rng = random.Random(seed)
     with device_package(emu) as ta:
-        from tinyattn.int8 import kernels, kernels_norm, numbers
+        from tinyattn.int8 import kernels, kernels_norm, kernels_pool, numbers
 
-        ta.kernels, ta.kernels_norm, ta.numbers = kernels, kernels_norm, numbers
+        ta.kernels, ta.kernels_norm, ta.kernels_pool = kernels, kernels_norm, kernels_pool
+        ta.numbers = numbers
         return (attention_runs(emu, ta, rng),
                 [loop_alone_run(emu, ta, rng)] + elementwise_runs(emu, ta, rng))
