@@ -50,3 +50,34 @@ def test_one_test_of_a_module(tmp_path):
     assert status == 0
     assert Report.parse(out).passed == ["case_sample.test_passes"]
     assert "@@END 1 passed 0 failed" in out
+
+
+HEAP_SAMPLE = '''
+import check
+def test_a_leak_of_a_block_a_call_fails():
+    kept = [None] * 12
+    calls = [0]
+    def step():
+        kept[calls[0]] = bytearray(8)  # one small object a call, kept
+        calls[0] += 1
+    message = check.raises(AssertionError, check.heap_returns, step, what="leak")
+    assert "leak: the heap grows call after call" in message, message
+def test_one_object_kept_once_passes():
+    kept, calls = [None], [0]
+    def step():
+        calls[0] += 1
+        if calls[0] == 3:
+            kept[0] = bytearray(200)
+    check.heap_returns(step, what="once")
+def test_a_step_that_keeps_nothing_passes():
+    check.heap_returns(lambda: bytearray(300), what="garbage")
+'''
+
+
+def test_heap_returns_tells_a_leak_from_one_kept_object(tmp_path):
+    """check.heap_returns fails a step that keeps a small object every call and passes one
+    that keeps an object once, at its third call (tests/board/check.py)."""
+    (tmp_path / "case_heap.py").write_text(HEAP_SAMPLE)
+    status, out = run_runner(tmp_path, "case_heap")
+    assert status == 0, out
+    assert "@@END 3 passed 0 failed" in out
