@@ -25,6 +25,7 @@ from tinyattn_host.vowels import DEVICE, load_vowels
 ROOT = unixport.ROOT
 HEADING = "### From the `.ts` file to a board classifying a live stream"
 TIE = 1e-3
+PSRAM_HEAP = "8m"  # an ESP32-S3 with 8 MB of PSRAM
 
 pytestmark = pytest.mark.skipif(
     not has_raw_repl(unixport.interpreter()),
@@ -55,7 +56,10 @@ def reference_classes(model_path, row, length):
     return classes
 
 
-def test_the_walk_classifies_every_frame_as_the_reference(virtual_board, tmp_path):
+def test_the_walk_classifies_every_frame_as_the_reference(start_virtual_board, tmp_path):
+    # the page's walk is for a board with PSRAM (it holds the test file's 515 KB of floats):
+    # with a real ulab, such a board's heap, not the interpreter's own (1 MB on a 32-bit port)
+    virtual_board = start_virtual_board(heap=PSRAM_HEAP if unixport.has_ulab() else None)
     shell, code = walk_blocks()
     assert shell[-1].endswith(" repl"), shell[-1]  # interactive: the REPL block stands for it
     root = tmp_path / "root"  # the repository's root as the shell sees it, its writes apart
