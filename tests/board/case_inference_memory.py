@@ -51,15 +51,30 @@ def held(layer, forward, training):
     return check.heap_in_use() - before
 
 
+def least_held(training, tries=3):
+    """[(what, the least heap a new layer of that kind holds after its first forward)] over
+    `tries` new layers of each kind. A cache is in every measure; an object that a stale word
+    on the C stack keeps alive (the collector is conservative) is in one (432 bytes once, at
+    a different kind each run, on an i686 port through the virtual board)."""
+    least = {}
+    for _ in range(tries):
+        for what, layer, forward in layers():
+            kept = held(layer, forward, training)
+            least[what] = min(least.get(what, kept), kept)
+            layer = None
+    return [(what, least[what]) for what, _, _ in layers()]
+
+
 def test_inference_keeps_nothing_in_any_layer_kind():
     for _, layer, forward in layers():  # other instances: what a first call makes to reuse
         forward(layer, False)
-    for what, layer, forward in layers():
-        kept = held(layer, forward, False)
+    for what, kept in least_held(False):
         assert kept <= SLACK, "%s: an inference forward keeps %d bytes" % (what, kept)
+    for what, kept in least_held(True):
         if what not in ("GlobalAvgPool", "Tokens", "PositionalEmbedding"):  # a batch size only
-            kept = held(layer, forward, True)
             assert kept > SLACK, "%s: a training forward keeps only %d bytes" % (what, kept)
+    for what, layer, forward in layers():
+        forward(layer, True)
         layer.clear_caches()
         check.heap_returns(lambda: forward(layer, False), 4, SLACK, what)
 

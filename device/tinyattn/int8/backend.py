@@ -21,8 +21,9 @@ once, on first use:
 import os
 import sys
 
-from . import fast_attend, kernels, kernels_attend
+# leaves first: a first import nests the ones it makes (tests/device/test_import_depth.py)
 from .fixedpoint import fixed_point
+from . import kernels, kernels_attend
 
 FORCE_VIPER = False
 VIPER_FILE = "tinyattn_viper"
@@ -130,7 +131,10 @@ def self_test(fast, seed=12345):
         if outs[0] != outs[1]:
             return "linear (%d, %d, %d) differs from viper" % (rows, cols, depth)
     attend = getattr(fast, "attend", None)
-    return None if attend is None else fast_attend.self_test(attend)
+    if attend is None:
+        return None
+    from . import fast_attend  # only where a fast core exists (and shallow: on first use)
+    return fast_attend.self_test(attend)
 
 
 def choose(fast=None, has_asm=has_inline_asm, xtensawin=is_xtensawin, folder=""):
@@ -195,6 +199,9 @@ def attend_kernel(seq_len, head_dim, score_mult):
     """function(header) running a layer's bound attention header: the fast core (for calls
     without mask or trace, fast_attend.core) when the backend has one, else viper's."""
     attend = getattr(_ensure()[2], "attend", None)
-    if attend is None or not fast_attend.fits(score_mult):
+    if attend is None:
+        return kernels_attend.attend
+    from . import fast_attend  # only where a fast core exists (and shallow: on first use)
+    if not fast_attend.fits(score_mult):
         return kernels_attend.attend
     return fast_attend.core(attend, seq_len, head_dim, score_mult)

@@ -8,12 +8,13 @@ Not named quantize.py: importing a submodule sets the package's attribute of its
 would hide the function tinyattn.int8.quantize.
 """
 
+# leaves first: a first import nests the ones it makes (tests/device/test_import_depth.py)
+from .numbers import max_abs, scale_for
 from ..nn.attention import Attention
 from ..nn.layers import Dense, SelfAttention, Tokens
 from ..nn.sequential import Sequential
 from ..nn.spec import takes_mask
 from .model import QSequential, int8_class
-from .numbers import max_abs, scale_for
 
 
 def quantize(model, calibration_x, seq_len=None, batch_size=16, mask=None):

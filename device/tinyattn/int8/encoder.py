@@ -9,6 +9,8 @@ QDense. It follows the contract of qlayers: planned once per shape, run with no 
 
 import array
 
+# leaves first: a first import nests the ones it makes (tests/device/test_import_depth.py)
+from .numbers import dequantize, max_abs, quantize_tensor, scale_for
 from . import kernels_attend
 from . import kernels_norm as nk
 from .attention import QAttention, keep_bytes
@@ -16,7 +18,6 @@ from .fields import check_layer_spec
 from .layers import GELU, QActivation, QDense
 from .norm import QLayerNorm, add_multipliers
 from ..nn.checks import require_2d
-from .numbers import dequantize, max_abs, quantize_tensor, scale_for
 
 
 

@@ -8,9 +8,10 @@ exceed MAX_TABLE entries (an extreme multiplier) keeps the layer on viper.
 
 import array
 
-from . import attend_layout, kernels_attend
-from .constants import EXP_LIMIT
+# leaves first: a first import nests the ones it makes (tests/device/test_import_depth.py)
 from .fixedpoint import fixed_point
+from .constants import EXP_LIMIT
+from . import attend_layout, kernels_attend
 
 MAX_TABLE = 2 * EXP_LIMIT
 """The most entries of a layer's exp table (2 bytes each)."""

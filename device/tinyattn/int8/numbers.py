@@ -11,9 +11,10 @@ import math
 
 from ulab import numpy as np
 
+# leaves first: a first import nests the ones it makes (tests/device/test_import_depth.py)
+from .fixedpoint import bias_room, fixed_point
 from . import kernels
 from ..nn.checks import require_2d
-from .fixedpoint import bias_room, fixed_point
 
 SATURATE = 128
 """|v r| beyond this saturates int8 whatever the rounding: the `limit` of a requantize."""
