@@ -131,10 +131,7 @@ def self_test(fast, seed=12345):
         if outs[0] != outs[1]:
             return "linear (%d, %d, %d) differs from viper" % (rows, cols, depth)
     attend = getattr(fast, "attend", None)
-    if attend is None:
-        return None
-    from . import fast_attend  # only where a fast core exists (and shallow: on first use)
-    return fast_attend.self_test(attend)
+    return None if attend is None else _fast_attend().self_test(attend)
 
 
 def choose(fast=None, has_asm=has_inline_asm, xtensawin=is_xtensawin, folder=""):
@@ -195,13 +192,17 @@ def linear_kernel(w, cols, depth):
     return fast.linear, fast.operands(w, cols, depth)
 
 
+def _fast_attend():
+    """int8/fast_attend, imported only where a fast core exists (and so on first use, not
+    nested in the imports of the layers: tests/device/test_import_depth.py)."""
+    from . import fast_attend
+    return fast_attend
+
+
 def attend_kernel(seq_len, head_dim, score_mult):
     """function(header) running a layer's bound attention header: the fast core (for calls
     without mask or trace, fast_attend.core) when the backend has one, else viper's."""
     attend = getattr(_ensure()[2], "attend", None)
-    if attend is None:
+    if attend is None or not _fast_attend().fits(score_mult):
         return kernels_attend.attend
-    from . import fast_attend  # only where a fast core exists (and shallow: on first use)
-    if not fast_attend.fits(score_mult):
-        return kernels_attend.attend
-    return fast_attend.core(attend, seq_len, head_dim, score_mult)
+    return _fast_attend().core(attend, seq_len, head_dim, score_mult)
