@@ -31,6 +31,8 @@ def _standin_names():
             names.add(node.name)
         elif isinstance(node, ast.Assign):
             names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+            if any(isinstance(t, ast.Name) and t.id == "_FILES" for t in node.targets):
+                names.update(c.value for c in node.value.elts)  # imported on first use
         elif isinstance(node, ast.ImportFrom):
             names.update(alias.asname or alias.name for alias in node.names)
     return {n for n in names if not n.startswith("_") and not n.isupper()}
