@@ -64,3 +64,32 @@ def loadtxt_not_a_number():
 @case
 def loadtxt_missing():
     return np.loadtxt(path("nothere.txt"))
+
+
+def npy(name, descr, fortran=False, data=b"\x00" * 16):
+    """A .npy file of two items, as NumPy writes one."""
+    header = "{'descr': '%s', 'fortran_order': %s, 'shape': (2,), }" % (descr, fortran)
+    header += " " * (118 - len(header) - 1) + "\n"
+    with open(path(name), "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + bytes([len(header), 0]) + header.encode() + data)
+    return path(name)
+
+
+@case
+def load_float64():
+    return np.load(npy("f8.npy", "<f8"))
+
+
+@case
+def load_int64():
+    return np.load(npy("i8.npy", "<i8"))
+
+
+@case
+def load_fortran_order():
+    return np.load(npy("fo.npy", "<f4", fortran=True, data=b"\x00" * 8))
+
+
+@case
+def load_big_endian():
+    return np.load(npy("be.npy", ">f4", data=b"\x3f\x80\x00\x00\xc0\x20\x00\x00"))

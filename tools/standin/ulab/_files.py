@@ -60,8 +60,12 @@ def load(file):
     if len(shape) > 2:
         raise TypeError("too many dimensions")
     size = dt.ITEMSIZE[dtype]
-    if descr[0] == ">" and size > 1:
-        data = b"".join(data[i:i + size][::-1] for i in range(0, len(data), size))
+    if descr[0] == ">" and size > 1:  # each item's bytes reversed
+        swapped = bytearray(len(data))
+        for i in range(0, len(data) - len(data) % size, size):
+            for j in range(size):
+                swapped[i + j] = data[i + size - 1 - j]
+        data = bytes(swapped)
     out = empty(shape, dtype)
     out._buf = _array.array(dt.STORAGE[dtype], data[:len(bytes(out._buf))])
     return out
