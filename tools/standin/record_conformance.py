@@ -26,6 +26,15 @@ def ask(command, code):
                           timeout=30).stdout.strip()
 
 
+def as_lines(fixture):
+    """The fixture as JSON with one case a line (a change to a case is a one-line diff)."""
+    cases = fixture["cases"]
+    return '{"recorded_with": %s,\n "cases": {\n%s\n}}\n' % (
+        json.dumps(fixture["recorded_with"], sort_keys=True),
+        ",\n".join("  %s: %s" % (json.dumps(k), json.dumps(cases[k], sort_keys=True))
+                    for k in sorted(cases)))
+
+
 def main():
     command = unixport.interpreter()
     if not unixport.has_ulab(command):
@@ -45,7 +54,7 @@ def main():
         },
         "cases": cases,
     }
-    FIXTURE.write_text(json.dumps(fixture, indent=1, sort_keys=True) + "\n")
+    FIXTURE.write_text(as_lines(fixture))
     print("%d cases from %s (ulab %s) -> %s" % (len(cases), command,
                                                  fixture["recorded_with"]["ulab"],
                                                  FIXTURE.relative_to(ROOT)))
