@@ -199,8 +199,8 @@ class _KVCache:
                                                       a.mults["out" if n == "o" else n]))
                             for n in ("q", "k", "v", "o"))
         self.weights, self.kernels = a.weights, a.linear_kernels()
-        self.core = kernels_attend.attend_header(W, a.num_heads, a.head_dim, a.mults["score"],
-                                                 a.mults["ctx"])
+        self.core = kernels_attend.attend_header(1, a.num_heads, a.head_dim, a.mults["score"],
+                                                 a.mults["ctx"], kv_len=W)
         self.bind_core()
 
     def bind_core(self):
