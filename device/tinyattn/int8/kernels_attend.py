@@ -323,7 +323,10 @@ def set_bias(h, bias):
     if bias is None:
         return
     S, T, H = h[_A_S], h[_A_T], h[_A_H]
-    n = len(bias) if hasattr(bias, "__len__") else -1
+    try:
+        n = len(bias)
+    except TypeError:
+        n = -1
     block = h[_ROWS] * H * T
     if n == S * T:
         h[_A_BIAS_SEQ] = h[_A_BIAS_HEAD] = 0

@@ -77,7 +77,7 @@ def attend(Q, K, V, seq_len, num_heads, mult_score, mult_ctx, kv_len=None, num_k
     if bias is not None:
         bias = np.asarray(bias, dtype=np.int64)
         assert np.abs(bias).max(initial=0) <= BIAS_LIMIT
-        bias = np.broadcast_to(bias, (B * H * S, T)) if bias.shape == (S, T) else bias
+        bias = np.tile(bias, (B * H, 1)) if bias.shape == (S, T) else bias
         assert bias.shape == (B * H * S, T), bias.shape
     scores = np.zeros((B * H * S, T), dtype=np.int64)
     probs = np.zeros((B * H * S, T), dtype=np.uint16)
