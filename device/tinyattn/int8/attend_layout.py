@@ -2,20 +2,21 @@
 (plain Python: every port can make them; only xtensawin boards run the kernel).
 
 MAC16 multiplies 16-bit halves and loads 32 bits at a time, so the kernel widens, per
-sequence and head, K_h and V_h^T to int16 in the work buffer, and per query the query row;
+sequence and key/value head (once for its group of query heads), K_h and V_h^T to int16 in the
+work buffer, and per query the query row;
 each row is padded with zeros to a multiple of 4 items (one pass of its MAC loop) and each
 area has 2 items of look-ahead room (the loop loads one word past what it multiplies). K and V
 rows are widened two items at a time: with an odd length the item after the row lands in its
 padding, where the zeros of the query row's (P's) padding multiply it. The
 work buffer, array('i'), byte offsets from its start:
 
-    0: words   passes over D (pd), passes over S (ps), the areas' offsets (Q, K, V, P,
-               scores), then words the kernel fills in (GEOMETRY words in all)
+    0: words   passes over D (pd), passes over the T keys (ps), the areas' offsets (Q, K,
+               V, P, scores), then words the kernel fills in (GEOMETRY words in all)
     Q          the query row, int16, 4 pd + 2 items
-    K          S rows of 4 pd int16 (k - 128), + 2
+    K          T rows of 4 pd int16 (k - 128), + 2
     V          D rows of 4 ps int16 (128 - v: negated, see asm_attend), + 2
     P          the probabilities negated, int16, 4 ps + 2 (-32768 holds -1.0)
-    scores     S int32
+    scores     T int32
 
 The exp table, array('H'): e(idx) = round(2^15 exp(-idx / 256)) from EXP_HI and EXP_LO as the
 viper kernel computes it, for every index the score multiplier can reach (0 from EXP_LIMIT on),
@@ -26,17 +27,17 @@ import array
 
 from .constants import EXP_HI, EXP_LIMIT, EXP_LO
 
-GEOMETRY = 16
+GEOMETRY = 24
 
 
 def _passes(n):
     return (n + 3) // 4
 
 
-def work(seq_len, head_dim):
-    """The zeroed work buffer of S keys and heads of D (its geometry words filled in)."""
-    pd, ps = _passes(head_dim), _passes(seq_len)
-    sizes = (8 * pd + 4, seq_len * 8 * pd + 4, head_dim * 8 * ps + 4, 8 * ps + 4, 4 * seq_len)
+def work(kv_len, head_dim):
+    """The zeroed work buffer of T keys and heads of D (its geometry words filled in)."""
+    pd, ps = _passes(head_dim), _passes(kv_len)
+    sizes = (8 * pd + 4, kv_len * 8 * pd + 4, head_dim * 8 * ps + 4, 8 * ps + 4, 4 * kv_len)
     at = 4 * GEOMETRY
     w = array.array("i", bytes(at + sum(sizes)))
     w[0], w[1] = pd, ps

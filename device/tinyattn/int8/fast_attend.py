@@ -1,8 +1,9 @@
 """The MAC16 attention core (asm_attend) beside the viper one (kernels_attend.attend): the
 function a layer runs, and the self-test int8/backend.py runs before choosing it.
 
-The fast core takes the calls without keep mask, causal flag or trace; those stay on viper
-(the same header, so a layer switches per call). A score multiplier whose exp table would
+The fast core takes the calls without keep mask or trace (grouped K/V heads, T keys, bias and
+causal offsets included); those stay on viper (the same header, so a layer switches per
+call). A score multiplier whose exp table would
 exceed MAX_TABLE entries (an extreme multiplier) keeps the layer on viper.
 """
 
@@ -21,14 +22,15 @@ def fits(score_mult):
     return attend_layout.last_index(score_mult) < MAX_TABLE
 
 
-def core(fast, seq_len, head_dim, score_mult):
-    """function(header) for a layer's bound attention header: `fast` (asm_attend.attend) on
-    its work buffer and exp table when the call has no mask or trace, else viper."""
-    work, table = attend_layout.work(seq_len, head_dim), attend_layout.exp_table(score_mult)
+def core(fast, kv_len, head_dim, score_mult):
+    """function(header) for a layer's bound attention header of T = kv_len keys: `fast`
+    (asm_attend.attend) on its work buffer and exp table when the call has no keep mask or
+    trace, else viper."""
+    work, table = attend_layout.work(kv_len, head_dim), attend_layout.exp_table(score_mult)
     viper = kernels_attend.attend
 
     def run(h):
-        if kernels_attend.unmasked(h):
+        if kernels_attend.fast_call(h):
             fast(h, work, table)
         else:
             viper(h)

@@ -343,11 +343,10 @@ def set_bias(h, bias):
     h[_A_BIAS] = address_distance(bias, h)
 
 
-def unmasked(h):
-    """Whether a bound header's next call has no keep mask, causal flag, bias or trace, and
-    as many K/V heads and keys as queries."""
-    return not (h[_A_USE_KEEP] or h[_A_CAUSAL] or h[_A_USE_BIAS] or h[_A_TRACE]
-                or h[_A_GROUP] != 1 or h[_A_T] != h[_A_S])
+def fast_call(h):
+    """Whether a bound header's next call is one the fast cores take: no keep mask, no trace
+    (GQA, T keys, a bias and causal offsets they take)."""
+    return not (h[_A_USE_KEEP] or h[_A_TRACE])
 
 
 def attend(h):
