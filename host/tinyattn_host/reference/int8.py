@@ -170,34 +170,24 @@ def dense(x, layer):
 def attention(x, layer, seq_len, mask=None, causal=False):
     """Quantized self-attention of int8 x (B*S, E); returns a dict of every intermediate.
 
-    layer: E, H, Wq..Wo int8 (E, E), bq..bo int32 or None, mult_q, mult_k, mult_v
-    (projection requantize), mult_score (softmax index units per score unit), mult_ctx
-    (P V to int8), mult_out (output to int8, or None to keep int32).
+    layer: E, H, H_kv (absent: H), Wq, Wo int8 (E, E), Wk, Wv (H_kv D, E), bq..bo int32 or
+    None, mult_q, mult_k, mult_v (projection requantize), mult_score (softmax index units per
+    score unit), mult_ctx (P V to int8), mult_out (output to int8, or None to keep int32).
+    The core is int8_attend.attend's with the 2017 layer's uniform rows.
     """
-    E, H = layer["E"], layer["H"]
-    D, S = E // H, seq_len
-    B = x.shape[0] // S
+    from .int8_attend import attend
+
     out = {}
     for name in "qkv":
         out[name.upper()] = requantize(
             matmul_xwt(x, layer["W" + name], layer.get("b" + name)), layer["mult_" + name])
-    Q, K, V = out["Q"], out["K"], out["V"]
-    scores = np.zeros((B * H * S, S), dtype=np.int32)
-    probs = np.zeros((B * H * S, S), dtype=np.uint16)
-    ctx = np.zeros((B * S, E), dtype=np.int8)
-    for b in range(B):
-        rows = slice(b * S, (b + 1) * S)
-        keep = None if mask is None else mask[b]
-        for h in range(H):
-            cols = slice(h * D, (h + 1) * D)
-            block = slice((b * H + h) * S, (b * H + h + 1) * S)
-            scores[block] = matmul_xwt(Q[rows, cols], K[rows, cols])
-            probs[block] = softmax(scores[block], layer["mult_score"], keep, causal)
-            ctx[rows, cols] = requantize(probs_v(probs[block], V[rows, cols]),
-                                         layer["mult_ctx"])
-    out["scores"], out["probs"], out["ctx"] = scores, probs, ctx
-    out["acc"], out["y"] = dense(ctx, {"W": layer["Wo"], "b": layer.get("bo"),
-                                       "mult": layer.get("mult_out")})
+    core = attend(out["Q"], out["K"], out["V"], seq_len, layer["H"], layer["mult_score"],
+                  layer["mult_ctx"], num_kv_heads=layer.get("H_kv") or layer["H"],
+                  keep=None if mask is None else np.asarray(mask).ravel(), causal=causal,
+                  uniform=True)
+    out["scores"], out["probs"], out["ctx"] = core["scores"], core["probs"], core["ctx"]
+    out["acc"], out["y"] = dense(out["ctx"], {"W": layer["Wo"], "b": layer.get("bo"),
+                                            "mult": layer.get("mult_out")})
     return out
 
 
@@ -294,11 +284,13 @@ def pool_run(x, layer, mask=None):
 
 
 def attention_layer(spec, arrays, p):
-    """SelfAttention: {"E", "H", "seq_len", "Wq".."bo", "mult_<name>"}."""
-    E = spec["E"]
-    layer = {"kind": spec["kind"], "E": E, "H": spec["H"], "seq_len": spec["seq_len"]}
+    """SelfAttention: {"E", "H", "H_kv", "seq_len", "Wq".."bo", "mult_<name>"}."""
+    E, H = spec["E"], spec["H"]
+    H_kv = spec.get("H_kv") or H
+    layer = {"kind": spec["kind"], "E": E, "H": H, "H_kv": H_kv, "seq_len": spec["seq_len"]}
     for n in "qkvo":
-        layer["W" + n] = np.asarray(arrays[p + "W" + n]).reshape(E, E)
+        rows = H_kv * (E // H) if n in "kv" else E
+        layer["W" + n] = np.asarray(arrays[p + "W" + n]).reshape(rows, E)
         layer["b" + n] = _optional(arrays, p + "b" + n)
     for n, value in spec["mults"].items():
         layer["mult_" + n] = _mult(value)
