@@ -316,9 +316,10 @@ def set_keep(h, keep, causal, causal_offset=0, uniform=True):
 
 
 def set_bias(h, bias):
-    """The additive bias of the next call, int32 score units within +-BIAS_LIMIT (see
-    int8/attend.py's quantize_bias): array('i') of S T items (one block for every sequence
-    and head) or B H S T (one block per sequence and head, in that order), or None."""
+    """The additive bias of the next call, int32 score units within +-BIAS_LIMIT (as
+    tinyattn_host.reference.int8_attend.quantize_bias makes them): array('i') of S T items
+    (one block for every sequence and head) or B H S T (one block per sequence and head, in
+    that order), or None."""
     h[_A_USE_BIAS] = bias is not None
     if bias is None:
         return
