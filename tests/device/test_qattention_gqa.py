@@ -53,10 +53,10 @@ def layer_case():
 
 
 def reference_trace(spec, arrays, xq, causal, keep):
-    from tinyattn_host.reference import int8 as ref
+    from tinyattn_host.reference.int8_attend import attention
 
     layer = im.reference_layers([spec], arrays)[0]
-    out = ref.attention(xq, layer, S, mask=keep, causal=causal)
+    out = attention(xq, layer, S, mask=keep, causal=causal)
     return {k: np.asarray(out[k]).ravel().tolist() for k in
             ("Q", "K", "V", "scores", "probs", "ctx", "y")}
 

@@ -167,30 +167,6 @@ def dense(x, layer):
     return acc, None if mult is None else requantize(acc, mult, layer.get("lo", -128))
 
 
-def attention(x, layer, seq_len, mask=None, causal=False):
-    """Quantized self-attention of int8 x (B*S, E); returns a dict of every intermediate.
-
-    layer: E, H, H_kv (absent: H), Wq, Wo int8 (E, E), Wk, Wv (H_kv D, E), bq..bo int32 or
-    None, mult_q, mult_k, mult_v (projection requantize), mult_score (softmax index units per
-    score unit), mult_ctx (P V to int8), mult_out (output to int8, or None to keep int32).
-    The core is int8_attend.attend's with the 2017 layer's uniform rows.
-    """
-    from .int8_attend import attend
-
-    out = {}
-    for name in "qkv":
-        out[name.upper()] = requantize(
-            matmul_xwt(x, layer["W" + name], layer.get("b" + name)), layer["mult_" + name])
-    core = attend(out["Q"], out["K"], out["V"], seq_len, layer["H"], layer["mult_score"],
-                  layer["mult_ctx"], num_kv_heads=layer.get("H_kv") or layer["H"],
-                  keep=None if mask is None else np.asarray(mask).ravel(), causal=causal,
-                  uniform=True)
-    out["scores"], out["probs"], out["ctx"] = core["scores"], core["probs"], core["ctx"]
-    out["acc"], out["y"] = dense(out["ctx"], {"W": layer["Wo"], "b": layer.get("bo"),
-                                            "mult": layer.get("mult_out")})
-    return out
-
-
 # ---- worst cases -------------------------------------------------------------------------
 def worst_case_bounds(depth=0, bias_max=0, head_dim=0, keys=0, tokens=0, mult=None):
     """The largest magnitude of each int32 intermediate for int8 inputs in [-128, 127].
@@ -281,25 +257,6 @@ def pool_run(x, layer, mask=None):
     if mask is not None:
         return masked_pool(x, layer["seq_len"], mask, layer["by_count"])
     return requantize(sum_tokens(x, layer["seq_len"]), layer["mult"])
-
-
-def attention_layer(spec, arrays, p):
-    """SelfAttention: {"E", "H", "H_kv", "seq_len", "Wq".."bo", "mult_<name>"}."""
-    E, H = spec["E"], spec["H"]
-    H_kv = spec.get("H_kv") or H
-    layer = {"kind": spec["kind"], "E": E, "H": H, "H_kv": H_kv, "seq_len": spec["seq_len"]}
-    for n in "qkvo":
-        rows = H_kv * (E // H) if n in "kv" else E
-        layer["W" + n] = np.asarray(arrays[p + "W" + n]).reshape(rows, E)
-        layer["b" + n] = _optional(arrays, p + "b" + n)
-    for n, value in spec["mults"].items():
-        layer["mult_" + n] = _mult(value)
-    return layer
-
-
-def attention_run(x, layer, mask=None):
-    res = attention(x, layer, layer["seq_len"], mask=mask)
-    return res["acc"] if res["y"] is None else res["y"]
 
 
 def _optional(arrays, name):

@@ -1,5 +1,6 @@
 """NumPy reference of the int8 attention core with grouped-query heads, an additive bias and
-causal offsets (device/tinyattn/int8/kernels_attend.py), bit for bit.
+causal offsets (device/tinyattn/int8/kernels_attend.py), and of the int8 attention layer
+(int8/attention.py) built on it, bit for bit.
 
 The float semantics are ONNX's Attention (opset 23) in tinyattn's 2-D layout: Q (B*S, H*D),
 K and V (B*T, H_kv*D) (T keys a sequence), query head h reads key/value head h // (H / H_kv);
@@ -99,3 +100,44 @@ def attend(Q, K, V, seq_len, num_heads, mult_score, mult_ctx, kv_len=None, num_k
                                                mult_ctx)
     return {"scores": ref.int32(scores, "scores"), "probs": probs, "ctx": ctx}
 
+
+# ---- the int8 attention layer (SelfAttention): projections, the core, the output --------
+def attention(x, layer, seq_len, mask=None, causal=False):
+    """Quantized self-attention of int8 x (B*S, E); returns a dict of every intermediate.
+
+    layer: E, H, H_kv (absent: H), Wq, Wo int8 (E, E), Wk, Wv (H_kv D, E), bq..bo int32 or
+    None, mult_q, mult_k, mult_v (projection requantize), mult_score (softmax index units per
+    score unit), mult_ctx (P V to int8), mult_out (output to int8, or None to keep int32).
+    The core is attend's with the 2017 layer's uniform rows.
+    """
+    out = {}
+    for name in "qkv":
+        out[name.upper()] = ref.requantize(
+            ref.matmul_xwt(x, layer["W" + name], layer.get("b" + name)), layer["mult_" + name])
+    core = attend(out["Q"], out["K"], out["V"], seq_len, layer["H"], layer["mult_score"],
+                  layer["mult_ctx"], num_kv_heads=layer.get("H_kv") or layer["H"],
+                  keep=None if mask is None else np.asarray(mask).ravel(), causal=causal,
+                  uniform=True)
+    out["scores"], out["probs"], out["ctx"] = core["scores"], core["probs"], core["ctx"]
+    out["acc"], out["y"] = ref.dense(out["ctx"], {"W": layer["Wo"], "b": layer.get("bo"),
+                                                "mult": layer.get("mult_out")})
+    return out
+
+
+def attention_layer(spec, arrays, p):
+    """SelfAttention: {"E", "H", "H_kv", "seq_len", "Wq".."bo", "mult_<name>"}."""
+    E, H = spec["E"], spec["H"]
+    H_kv = spec.get("H_kv") or H
+    layer = {"kind": spec["kind"], "E": E, "H": H, "H_kv": H_kv, "seq_len": spec["seq_len"]}
+    for n in "qkvo":
+        rows = H_kv * (E // H) if n in "kv" else E
+        layer["W" + n] = np.asarray(arrays[p + "W" + n]).reshape(rows, E)
+        layer["b" + n] = ref._optional(arrays, p + "b" + n)
+    for n, value in spec["mults"].items():
+        layer["mult_" + n] = ref._mult(value)
+    return layer
+
+
+def attention_run(x, layer, mask=None):
+    res = attention(x, layer, layer["seq_len"], mask=mask)
+    return res["acc"] if res["y"] is None else res["y"]
