@@ -1,5 +1,6 @@
-"""The work buffer and exp table of asm_attend.attend, made when an attention layer is planned
-(plain Python: every port can make them; only xtensawin boards run the kernel).
+"""The work buffer and exp table of asm_attend.attend (and pie_work, asm_pie_attend's), made
+when an attention layer is planned (plain Python: every port can make them; only xtensawin
+boards run the kernels).
 
 MAC16 multiplies 16-bit halves and loads 32 bits at a time, so the kernel widens, per
 sequence and key/value head (once for its group of query heads), K_h and V_h^T to int16 in the
@@ -60,3 +61,21 @@ def exp_table(score_mult):
     for i in range(min(n, EXP_LIMIT)):
         t[i] = (EXP_HI[i >> 5] * EXP_LO[i & 31] + 16384) >> 15
     return t
+
+
+def pie_work(kv_len, head_dim):
+    """The zeroed work buffer of asm_pie_attend (T keys, D <= 16): the GEOMETRY words (ps =
+    passes of 8 keys, the areas' offsets from their base), then from the first 16-byte
+    boundary past them: Q (16 bytes), K (T rows of 16 int8), V (D rows of 8 ps int16), P
+    (8 ps int16), scores (T int32), each a multiple of 16 bytes."""
+    if head_dim > 16:
+        raise ValueError("the PIE attention core takes heads of 16 at most, got %d" % head_dim)
+    ps = (kv_len + 7) // 8
+    sizes = (16, 16 * kv_len, 16 * ps * head_dim, 16 * ps, 16 * ((kv_len + 3) // 4))
+    w = array.array("i", bytes(4 * GEOMETRY + 16 + sum(sizes)))
+    w[0], w[1] = 1, ps
+    at = 0
+    for n, size in enumerate(sizes):
+        w[2 + n] = at
+        at += size
+    return w

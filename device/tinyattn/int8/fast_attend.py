@@ -22,11 +22,12 @@ def fits(score_mult):
     return attend_layout.last_index(score_mult) < MAX_TABLE
 
 
-def core(fast, kv_len, head_dim, score_mult):
+def core(fast, kv_len, head_dim, score_mult, work=None):
     """function(header) for a layer's bound attention header of T = kv_len keys: `fast`
-    (asm_attend.attend) on its work buffer and exp table when the call has no keep mask or
-    trace, else viper."""
-    work, table = attend_layout.work(kv_len, head_dim), attend_layout.exp_table(score_mult)
+    (asm_attend.attend, or asm_pie_attend.attend with work = attend_layout.pie_work) on its
+    work buffer and exp table when the call has no keep mask or trace, else viper."""
+    work = (work or attend_layout.work)(kv_len, head_dim)
+    table = attend_layout.exp_table(score_mult)
     viper = kernels_attend.attend
 
     def run(h):
@@ -44,8 +45,9 @@ def _cases():
     return ((1, 5, 2, 3, 0.16), (2, 8, 4, 16, 0.05), (1, 7, 1, 16, 2.0), (2, 3, 3, 5, 0.3))
 
 
-def self_test(fast, seed=4321):
-    """None if `fast` equals kernels_attend.attend on every seeded case, else what differed."""
+def self_test(fast, work=None, seed=4321):
+    """None if `fast` (on its work buffer's maker, default asm_attend's) equals
+    kernels_attend.attend on every seeded case, else what differed."""
     x = seed
     ctx_mult = fixed_point(1 / 32768, 128)  # numbers.multiplier of P V to V's scale
     for seqs, S, H, D, r in _cases():
@@ -58,7 +60,7 @@ def self_test(fast, seed=4321):
         k, vt = data[rows * E:2 * rows * E], data[2 * rows * E:]
         score_mult = fixed_point(r, EXP_LIMIT)
         outs = []
-        for run in (kernels_attend.attend, core(fast, S, D, score_mult)):
+        for run in (kernels_attend.attend, core(fast, S, D, score_mult, work)):
             h = kernels_attend.attend_header(S, H, D, score_mult, ctx_mult)
             ctx = array.array("b", bytes(rows * E))
             kernels_attend.bind_attend(h, rows, q, k, vt, ctx)
