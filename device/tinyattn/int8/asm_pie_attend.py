@@ -11,9 +11,11 @@ table, QUOU, -P_j, empty rows), with the two dot products on PIE:
 - scores: K_h widened to signed int8 rows of 16 bytes (k - 128 = the offset binary's top bit
   flipped), the query row in q0; a key is EE.ZERO.ACCX, EE.VLD.128.IP q1 (its row),
   EE.VMULAS.S8.ACCX q0, q1 (16 MACs), RUR.ACCX_0, MAX, store: 7 instructions for 16 MACs.
-- P V: V_h^T widened negated (128 - v, int16) in rows of 8 ps items, P negated (-P_j, int16,
-  zero past n and T); an output is ps passes of two EE.VLD.128.IP and EE.VMULAS.S16.ACCX
-  (8 MACs), then asm_attend's requantize.
+- P V: V_h^T widened negated (128 - v, int16) in rows of 16 ps items, P negated (-P_j,
+  int16, zero past n and T); an output is ps passes of EE.VMULAS.S16.ACCX.LD.IP (8 MACs and
+  the next P block) and EE.VLD.128.IP (the next V block), twice: 16 MACs in 4 instructions
+  (asm_pie.linear's loop; the V rows follow each other, so the block loaded past a row is the
+  next row's first), then asm_attend's requantize.
 
 ACCX is 40 bits and saturates there; nothing comes near: a score is at most 16 * 2^14 = 2^18,
 a P V sum at most sum_j P_j 128 <= (2^15 + T) 128 < 2^31, and RUR.ACCX_0 reads its low 32 bits,
@@ -22,14 +24,15 @@ the exact value (as asm_pie.linear does).
 Encodings (the inline assembler has no PIE, LOOP, MIN/MAX, MOVEQZ, CLAMPS, QUOU mnemonic;
 `data(3, word)` from the esp32s3 core's opcode tables, Espressif's QEMU target/xtensa/
 core-esp32s3): EE.VLD.128.IP 0x830004 | qu bit 0 << 15 | qu bits 1-2 << 20 | as << 4 |
-(imm / 16) << 8; EE.VMULAS.S8.ACCX 0x1A00C4 and .S16.ACCX 0x1A0084 | qx << 8 | qy bits 0-1
-<< 11 | qy bit 2 << 14; EE.ZERO.ACCX 0x250804; RUR.ACCX_0 0xE30000 | ar << 12. Loop bodies
-start 4-byte aligned; conditional branches go backwards only. q0 and q1 only (the coprocessor
-state FreeRTOS saves: performance.md, the PIE backend).
+(imm / 16) << 8; EE.VMULAS.S8.ACCX 0x1A00C4 | qx << 8 | qy bits 0-1 << 11 | qy bit 2 << 14;
+EE.ZERO.ACCX 0x250804; RUR.ACCX_0 0xE30000 | ar << 12; EE.VMULAS.S16.ACCX.LD.IP (the 32-bit
+FLIX format, `data(4, word)`) asm_pie's S8 words with the opcode's slot bit 18 (word bit 17)
+clear. Loop bodies start 4-byte aligned; conditional branches go backwards only. q0..q3 only
+(the coprocessor state FreeRTOS saves: performance.md, the PIE backend).
 
-Header, frame and work words (bytes) are asm_attend's; the work's areas (Q 16 bytes, K T rows
-of 16, V D rows of 16 ps, P 16 ps, scores) start at its first 16-byte boundary past the
-GEOMETRY words.
+Header, frame and work words (bytes) are asm_attend's, ps counting passes of 16 keys; the
+work's areas (Q 16 bytes, K T rows of 16, V D rows of 32 ps, P 32 ps, scores) start at its
+first 16-byte boundary past the GEOMETRY words.
 """
 
 import micropython
@@ -121,7 +124,7 @@ def attend(a2, a3, a4):
     add(a5, a5, a14)  # row 0
     l32i(a6, a3, 40)
     l32i(a7, a3, 4)
-    slli(a7, a7, 4)  # 16 ps: a widened row's bytes
+    slli(a7, a7, 5)  # 32 ps: a widened row's bytes
     l32i(a8, a2, 44)  # D rows
     nop_n()
     label(vrow)
@@ -340,14 +343,16 @@ def attend(a2, a3, a4):
     l32i(a12, a2, 8)  # p
     l32i(a13, a2, 4)  # s
     l32i(a14, a3, 60)  # half
-    nop_n()
+    data(3, 0x838144)  # ee.vld.128.ip q1, a4, 16: V block 0
     label(out)
     mov(a5, a15)
+    data(3, 0x830154)  # ee.vld.128.ip q0, a5, 16: P block 0
     data(3, 0x250804)  # ee.zero.accx
-    data(3, 0x08A676)  # loopgtz a6, +9 bytes
-    data(3, 0x830154)  # ee.vld.128.ip q0, a5, 16: P block
-    data(3, 0x838144)  # ee.vld.128.ip q1, a4, 16: V block
-    data(3, 0x1A0884)  # ee.vmulas.s16.accx q0, q1
+    data(3, 0x0DA676)  # loopgtz a6, +14 bytes
+    data(4, 0xF180015E)  # ee.vmulas.s16.accx.ld.ip q2, a5, 16, q0, q1
+    data(3, 0x938144)  # ee.vld.128.ip q3, a4, 16
+    data(4, 0xF080915E)  # ee.vmulas.s16.accx.ld.ip q0, a5, 16, q2, q3
+    data(3, 0x838144)  # ee.vld.128.ip q1, a4, 16
     data(3, 0xE32000)  # rur.accx_0 a2
     data(3, 0x432280)  # min a2, a2, a8
     data(3, 0x532290)  # max a2, a2, a9

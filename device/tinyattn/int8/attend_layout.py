@@ -65,13 +65,14 @@ def exp_table(score_mult):
 
 def pie_work(kv_len, head_dim):
     """The zeroed work buffer of asm_pie_attend (T keys, D <= 16): the GEOMETRY words (ps =
-    passes of 8 keys, the areas' offsets from their base), then from the first 16-byte
-    boundary past them: Q (16 bytes), K (T rows of 16 int8), V (D rows of 8 ps int16), P
-    (8 ps int16), scores (T int32), each a multiple of 16 bytes."""
+    passes of 16 keys, the areas' offsets from their base), then from the first 16-byte
+    boundary past them: Q (16 bytes), K (T rows of 16 int8), V (D rows of 16 ps int16), P
+    (16 ps int16), scores (T int32), each a multiple of 16 bytes; V and P have 16 bytes of
+    look-ahead room (the P V loop loads one block past what it multiplies)."""
     if head_dim > 16:
         raise ValueError("the PIE attention core takes heads of 16 at most, got %d" % head_dim)
-    ps = (kv_len + 7) // 8
-    sizes = (16, 16 * kv_len, 16 * ps * head_dim, 16 * ps, 16 * ((kv_len + 3) // 4))
+    ps = (kv_len + 15) // 16
+    sizes = (16, 16 * kv_len, 32 * ps * head_dim + 16, 32 * ps + 16, 16 * ((kv_len + 3) // 4))
     w = array.array("i", bytes(4 * GEOMETRY + 16 + sum(sizes)))
     w[0], w[1] = 1, ps
     at = 0
