@@ -71,3 +71,14 @@ def test_gqa_streams_match_reference_and_their_cache_shrinks():
     check.equal((sizes[1] - W) * 4, sizes[4] - W, "K and V bytes of H_kv 1: a quarter of 4's")
     print("int8 stream cache bytes (E 8, W %d): H_kv 4: %d, 2: %d, 1: %d"
           % (W, sizes[4], sizes[2], sizes[1]))
+
+
+def test_a_description_whose_kv_heads_do_not_divide_the_heads_is_refused():
+    from tinyattn.int8.fields import check_layer_spec
+
+    spec = dict(check.fixture("layer")["spec"], H_kv=3)
+    text = check.message(ValueError, check_layer_spec, "layers[0]", spec, QAttention)
+    assert "'H_kv' (3) must divide 'H' (8)" in text, text
+    spec["H_kv"] = 0
+    text = check.message(ValueError, check_layer_spec, "layers[0]", spec, QAttention)
+    assert "field 'H_kv' must be an int" in text, text
