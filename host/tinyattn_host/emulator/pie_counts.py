@@ -15,10 +15,12 @@ NOTES = [
     "To run it: build Espressif's QEMU fork (espressif/qemu) for `xtensa-softmmu` yourself "
     "(this repository holds no recipe for it), check that `qemu-system-xtensa -M help` lists "
     "`esp32s3`, then `export QEMU_XTENSA_S3=/path/to/that/qemu-system-xtensa` and run "
-    "`.venv/bin/python -m pytest -p no:xdist tests/emulator/test_pie.py` (the 40 linear "
-    "configurations and worst cases of the board cases, extreme int8 values at depths 1, "
-    "15, 17, 31, 33, 100 and 4096, the inner loop's count) and this command. Without "
-    "QEMU_XTENSA_S3 the tests skip with one line.",
+    "`.venv/bin/python -m pytest -p no:xdist tests/emulator/test_pie.py "
+    "tests/emulator/test_pie_attend.py` (the 40 linear configurations and worst cases of the "
+    "board cases, extreme int8 values at depths 1, 15, 17, 31, 33, 100 and 4096, the inner "
+    "loop's count; the attention core on the board cases' and the grouped-query, bias and "
+    "causal-offset configurations against the reference, 15 shapes against viper) and this "
+    "command. Without QEMU_XTENSA_S3 the tests skip with one line.",
     "",
     "Why nothing saturates (the ISA saturates the 40-bit ACCX, and Espressif's QEMU has "
     "saturation bugs, espressif/qemu issues 161, 165 and 166): the kernel only uses "
