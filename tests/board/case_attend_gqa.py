@@ -79,3 +79,30 @@ def bound():
                         num_kv_heads=1)
     A.bind_attend(h, 2, b8(8), b8(6), b8(6), b8(8))
     return h
+
+
+def test_a_refused_bias_leaves_the_call_without_one():
+    """S 2, T 3, H 2 over one K/V head of D 2: a bias of -2^20 on key 0 changes the context;
+    after a refused bias the call runs with none."""
+    h = A.attend_header(2, 2, 2, (16384, 14, 0, 3000), (16384, 14, 0, 3000), kv_len=3,
+                        num_kv_heads=1)
+    q = array.array("b", [20, -7, 3, 9, -15, 4, 11, 2])
+    ctx = b8(8)
+    A.bind_attend(h, 2, q, bytearray([150, 90, 60, 200, 128, 30]),
+                  bytearray([250, 10, 140, 40, 220, 100]), ctx)
+    runs = []
+    for bias in (None, array.array("i", [-(1 << 20), 0, 0] * 2), [1] * 6,
+                 array.array("i", [1 << 29] * 6), array.array("h", [1] * 6)):
+        if bias is None or len(runs) == 1:
+            A.set_bias(h, bias)
+        else:
+            check.raises(ValueError, A.set_bias, h, bias)
+        A.attend(h)
+        runs.append(list(ctx))
+    if runs[1] == runs[0]:
+        raise AssertionError("the bias changes nothing: %r" % runs)
+    for i in (2, 3, 4):
+        check.equal(runs[i], runs[0], "the call after refused bias %d" % i)
+    text = check.message(ValueError, A.set_bias, h, [1] * 6)
+    if "must be a buffer" not in text:
+        raise AssertionError(text)

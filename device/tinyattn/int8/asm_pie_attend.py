@@ -32,7 +32,8 @@ clear. Loop bodies start 4-byte aligned; conditional branches go backwards only.
 
 Header, frame and work words (bytes) are asm_attend's, ps counting passes of 16 keys; the
 work's areas (Q 16 bytes, K T rows of 16, V D rows of 32 ps, P 32 ps, scores) start at its
-first 16-byte boundary past the GEOMETRY words.
+first 16-byte boundary past the GEOMETRY words. Over the ~350 lines a module is held to for
+asm_attend's reason: one asm function, most lines one instruction.
 """
 
 import micropython

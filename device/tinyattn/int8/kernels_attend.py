@@ -217,9 +217,8 @@ def _attend(x: ptr32, w: ptr8):
                 out[d] = y
 
 
-BIAS_LIMIT = 536870911
-"""2^29 - 1: the largest |bias| in score units (|q.k| <= D 2^14 <= 2^29: biased scores and
-their gaps stay in int32)."""
+BIAS_LIMIT = 536870911  # 2^29 - 1 score units: with |q.k| <= D 2^14 <= 2^29, every biased
+# score and every gap to the maximum stays in int32
 
 
 def attend_header(seq_len, num_heads, head_dim, score_mult, ctx_mult, kv_len=None,
@@ -281,10 +280,9 @@ def bind_attend(h, rows, q, k, vt, ctx, trace_scores=None, trace_probs=None):
 
 
 def bind_query(h, q, k, vt, ctx, keep):
-    """Point an attention header of one query (seq_len 1) and T keys at one query row q (E
-    int8) against a cache: K (T rows of E_kv, offset binary), V^T (column c, key j at c T + j,
-    offset binary), the context row ctx (E int8) and keep (T bytes, 0 hides a key; never
-    causal): a stream's step."""
+    """A stream's step: a header of seq_len 1 and T keys at one query row q (E int8), a cache
+    of K (T rows of E_kv) and V^T (key j of column c at c T + j; both offset binary), the
+    context row ctx (E int8) and keep (T bytes, 0 hides a key; never causal)."""
     T, E, ekv = h[_A_T], h[_A_E], h[_A_EKV]
     if h[_A_S] != 1:
         raise ValueError("a query header has seq_len 1, this one %d" % h[_A_S])
@@ -320,28 +318,22 @@ def set_bias(h, bias):
     tinyattn_host.reference.int8_attend.quantize_bias makes them): array('i') of S T items
     (one block for every sequence and head) or B H S T (one block per sequence and head, in
     that order), or None."""
-    h[_A_USE_BIAS] = bias is not None
+    h[_A_USE_BIAS] = 0
     if bias is None:
         return
     S, T, H = h[_A_S], h[_A_T], h[_A_H]
-    try:
-        n = len(bias)
-    except TypeError:
-        n = -1
-    block = h[_ROWS] * H * T
+    need("bias", bias, 4, 0)  # a buffer of int32
+    n, block = len(bias), h[_ROWS] * H * T
     if n == S * T:
         h[_A_BIAS_SEQ] = h[_A_BIAS_HEAD] = 0
     elif n == block:
         h[_A_BIAS_SEQ], h[_A_BIAS_HEAD] = H * S * T, S * T
     else:
-        h[_A_USE_BIAS] = 0
         raise ValueError("bias holds %d items, it needs S T = %d or B H S T = %d"
                          % (n, S * T, block))
-    need("bias", bias, 4, n)
-    if n and max(max(bias), -min(bias)) > BIAS_LIMIT:
-        h[_A_USE_BIAS] = 0
+    if max(max(bias), -min(bias)) > BIAS_LIMIT:
         raise ValueError("bias has an item beyond +-%d score units" % BIAS_LIMIT)
-    h[_A_BIAS] = address_distance(bias, h)
+    h[_A_BIAS], h[_A_USE_BIAS] = address_distance(bias, h), 1
 
 
 def fast_call(h):
