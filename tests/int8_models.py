@@ -85,8 +85,9 @@ def projection_stats(x, p):
 
 def attention(p, stats, H, S, s_x, s_y, prefix=""):
     """QAttention.from_float: p {Wq..Wo, bq..bo (or None)}, stats {q, k, v: max |.|};
-    s_y None keeps the int32 output."""
+    s_y None keeps the int32 output; Wk with fewer rows than E: H_kv = its rows / D heads."""
     E = p["Wq"].shape[0]
+    H_kv = p["Wk"].shape[0] // (E // H)
     scales, mults, arrays, bias = {"x": s_x, "y": s_y}, {}, {}, []
     for n in "qkvo":
         arrays[prefix + "W" + n], scales["w" + n] = int8_weights(p["W" + n])
@@ -107,6 +108,8 @@ def attention(p, stats, H, S, s_x, s_y, prefix=""):
     mults["ctx"] = multiplier(scales["v"] / ref.PROB_ONE, scales["ctx"])
     spec = {"kind": "SelfAttention", "E": E, "H": H, "seq_len": S, "mults": mults,
             "scales": scales, "bias": bias}
+    if H_kv != H:
+        spec["H_kv"] = H_kv
     return spec, arrays
 
 

@@ -18,7 +18,7 @@ import int8_models as im
 from board_cases import board_test
 from checks import f32
 from tinyattn_host.reference import attention_forward
-from tinyattn_host.reference import int8 as ref
+from tinyattn_host.reference import int8_attend
 from tinyattn_host.reference.attention import ATTENTION_PARAMS
 from tinyattn_host.reference.sequential import int8_forward, sequential_forward
 from tinyattn_host.reference.training import split_indices, standardize
@@ -90,7 +90,7 @@ def attention_case(index):
     layer = im.reference_layers([spec], arrays)[0]
     xq = im.quantize_tensor(inputs["x"], spec["scales"]["x"])
     mask = inputs.get("mask")
-    got = ref.attention(xq, layer, S, mask=mask, causal=c["causal"])
+    got = int8_attend.attention(xq, layer, S, mask=mask, causal=c["causal"])
     assert layer["mult_out"] is None  # a lone attention keeps its int32 output
     y_float, _ = attention_forward(inputs["x"], p, H, S, mask=mask, causal=c["causal"])
     fixture = {"config": dict(c, id="E{E}H{H}S{S}B{B}-{seed}".format(**c)),

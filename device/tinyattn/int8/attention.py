@@ -1,4 +1,5 @@
-"""Multi-head self-attention in int8 (the float Attention's masks and causal flag).
+"""Multi-head self-attention in int8 (the float Attention's masks and causal flag), with
+H_kv key/value heads (H_kv divides H; query head h reads K/V head h // (H / H_kv)).
 
 Five kernel calls a forward: the Q, K and V projections (each requantized to int8 as it is
 made; K and V written as offset binary, V transposed per sequence so that P V reads rows),
@@ -22,30 +23,41 @@ PROJECTIONS = ("q", "k", "v", "o")
 
 class QAttention:
     """Self-attention of int8 x (B*S, E); `seq_len` is fixed for a Sequential's layer, else
-    None (then give it to forward). Weights offset binary, biases int32 (or None); mults
-    {q, k, v, score, ctx, out (None: int32 output)}; scales {x, q, k, v, ctx, y, wq, ...}."""
+    None (then give it to forward). Weights offset binary (Wk and Wv: E_kv = H_kv D rows),
+    biases int32 (or None); mults {q, k, v, score, ctx, out (None: int32 output)}; scales
+    {x, q, k, v, ctx, y, wq, ...}; num_kv_heads None is H (and the description has no
+    H_kv)."""
 
     kind = "SelfAttention"
-    FIELDS = {"E": "dim", "H": "dim", "seq_len": "dim?", "bias": "list",
+    FIELDS = {"E": "dim", "H": "dim", "H_kv": "dim-", "seq_len": "dim?", "bias": "list",
               "mults": {"q": "mult", "k": "mult", "v": "mult", "score": "mult", "ctx": "mult",
                         "out": "mult?"},
               "scales": {"x": "scale", "q": "scale", "k": "scale", "v": "scale", "ctx": "scale",
                          "wq": "scale", "wk": "scale", "wv": "scale", "wo": "scale",
                          "y": "scale?"}}
 
-    def __init__(self, embed_dim, num_heads, seq_len, weights, biases, mults, scales):
+    def __init__(self, embed_dim, num_heads, seq_len, weights, biases, mults, scales,
+                 num_kv_heads=None):
         self.embed_dim, self.num_heads, self.seq_len = embed_dim, num_heads, seq_len
+        self.num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
+        self._h_kv = num_kv_heads  # the description's H_kv: None leaves it out
         self.head_dim = embed_dim // num_heads
+        self.kv_dim = self.num_kv_heads * self.head_dim
         self.weights, self.biases, self.mults, self.scales = weights, biases, mults, scales
         self._kernels = None  # {projection: (linear kernel, its weights)}, at the first plan
         self._attend = None  # the attention core's function(header), made with the core
         E = embed_dim
         self.headers = dict(
-            (n, kernels.linear_header(E, E, biases[n], mults["out" if n == "o" else n]))
+            (n, kernels.linear_header(self.rows_of(n), E, biases[n],
+                                      mults["out" if n == "o" else n]))
             for n in PROJECTIONS)
         self.core, self._shape = None, None
         self.Q = self.K = self.VT = self.ctx = self.out = None
         self.out_code = "i" if mults["out"] is None else "b"  # the int32 accumulator, or int8
+
+    def rows_of(self, n):
+        """The output size of projection n: E_kv for k and v, else E."""
+        return self.kv_dim if n in ("k", "v") else self.embed_dim
 
     @property
     def s_x(self):
@@ -63,8 +75,10 @@ class QAttention:
 
     @staticmethod
     def from_float(layer, stats, s_x, s_y, seq_len):
-        """From a float Attention and its calibration_stats() {q, k, v: max |.|}."""
+        """From a float Attention (its num_kv_heads, if it has one) and its
+        calibration_stats() {q, k, v: max |.|}."""
         E, D = layer.embed_dim, layer.head_dim
+        H_kv = getattr(layer, "num_kv_heads", None) or layer.num_heads
         weights, biases, scales = {}, {}, {"x": s_x, "y": s_y}
         for n in PROJECTIONS:
             weights[n], scales["w" + n] = int8_weights(getattr(layer, "W" + n))
@@ -72,7 +86,7 @@ class QAttention:
         for n in ("q", "k", "v"):
             scales[n] = scale_for(stats[n])
             s_acc = s_x * scales["w" + n]
-            biases[n] = int32_bias(getattr(layer, "b" + n), s_acc, E)
+            biases[n] = int32_bias(getattr(layer, "b" + n), s_acc, E)  # depth E
             mults[n] = multiplier(s_acc, scales[n])
         # each context row is a convex combination of V rows: V's scale never saturates,
         # whatever mask or causal flag the calibration did not see
@@ -83,7 +97,8 @@ class QAttention:
         score = scales["q"] * scales["k"] / (D ** 0.5) * EXP_STEPS
         mults["score"] = fixed_point(score, EXP_LIMIT)
         mults["ctx"] = multiplier(scales["v"] / PROB_ONE, scales["ctx"])
-        return QAttention(E, layer.num_heads, seq_len, weights, biases, mults, scales)
+        return QAttention(E, layer.num_heads, seq_len, weights, biases, mults, scales,
+                          None if H_kv == layer.num_heads else H_kv)
 
     def out_scale(self):
         s = self.scales
@@ -98,19 +113,20 @@ class QAttention:
             raise ValueError("x has %d rows, not a multiple of the sequence length %r"
                              % (rows, S))
         if self._shape != (rows, S):
-            n = rows * E
+            n, ekv = rows * E, self.kv_dim
             self.Q, self.ctx = array.array("b", bytes(n)), array.array("b", bytes(n))
-            self.K, self.VT = bytearray(n), bytearray(n)  # offset binary
+            self.K, self.VT = bytearray(rows * ekv), bytearray(rows * ekv)  # offset binary
             self.out = array.array(self.out_code, bytes(n * (4 if self.mults["out"] is None else 1)))
             self.core = kernels_attend.attend_header(S, H, D, self.mults["score"],
-                                                     self.mults["ctx"])
+                                                     self.mults["ctx"],
+                                                     num_kv_heads=self.num_kv_heads)
             self._attend = backend.attend_kernel(S, D, self.mults["score"])
             self._shape = (rows, S)
         h, w = self.headers, self.weights
         kernels.bind_linear(h["q"], w["q"], rows, src, self.Q)
         kernels.bind_linear(h["k"], w["k"], rows, src, self.K, add=128)
         kernels.bind_linear(h["v"], w["v"], rows, src, self.VT, dst_row=1, dst_col=S, group=S,
-                            group_stride=E * S, add=128)
+                            group_stride=self.kv_dim * S, add=128)
         self.trace_scores = self.trace_probs = None
         if trace:
             self.trace_scores = array.array("i", bytes(4 * rows * H * S))
@@ -125,7 +141,7 @@ class QAttention:
         """{projection: (the backend's linear kernel, its weights)}, made once."""
         if self._kernels is None:
             E, w = self.embed_dim, self.weights
-            self._kernels = {n: backend.linear_kernel(w[n], E, E) for n in w}
+            self._kernels = {n: backend.linear_kernel(w[n], self.rows_of(n), E) for n in w}
         return self._kernels
 
     def run(self):
@@ -145,7 +161,7 @@ class QAttention:
         kernels_attend.set_keep(self.core, keep, causal)
         self.run()
         if trace is not None:
-            S, E = self._shape[1], self.embed_dim
+            S, E = self._shape[1], self.kv_dim
             V = array.array("b", bytes(rows * E))
             for r in range(rows):
                 first = r - r % S
@@ -165,14 +181,18 @@ class QAttention:
         return dequantize(y, rows, cols, self.out_scale())
 
     def spec(self):
-        return {"kind": "SelfAttention", "E": self.embed_dim, "H": self.num_heads,
+        spec = {"kind": "SelfAttention", "E": self.embed_dim, "H": self.num_heads,
                 "seq_len": self.seq_len, "mults": self.mults, "scales": self.scales,
                 "bias": [n for n in PROJECTIONS if self.biases[n] is not None]}
+        if self._h_kv is not None:
+            spec["H_kv"] = self._h_kv
+        return spec
 
     def arrays(self, prefix):
         E = self.embed_dim
-        out = [(prefix + "W" + n, flip(self.weights[n]), "b", (E, E)) for n in PROJECTIONS]
-        out += [(prefix + "b" + n, self.biases[n], "i", (E,)) for n in PROJECTIONS
+        out = [(prefix + "W" + n, flip(self.weights[n]), "b", (self.rows_of(n), E))
+               for n in PROJECTIONS]
+        out += [(prefix + "b" + n, self.biases[n], "i", (self.rows_of(n),)) for n in PROJECTIONS
                 if self.biases[n] is not None]
         return out
 
@@ -182,6 +202,9 @@ class QAttention:
         if spec["E"] % spec["H"]:
             raise ValueError("%s: 'E' (%d) must be a multiple of 'H' (%d)"
                              % (where, spec["E"], spec["H"]))
+        if spec["H"] % (spec.get("H_kv") or spec["H"]):
+            raise ValueError("%s: 'H_kv' (%d) must divide 'H' (%d)"
+                             % (where, spec["H_kv"], spec["H"]))
         if spec["seq_len"] is not None and spec["seq_len"] > MAX_SEQ_LEN:
             raise ValueError("%s: 'seq_len' %d is over %d" % (where, spec["seq_len"], MAX_SEQ_LEN))
         for name in spec["bias"]:
@@ -194,7 +217,7 @@ class QAttention:
         biases = dict((n, arrays.get(prefix + "b" + n)) for n in PROJECTIONS)
         mults = dict((k, None if v is None else tuple(v)) for k, v in spec["mults"].items())
         return QAttention(spec["E"], spec["H"], spec["seq_len"], weights, biases, mults,
-                          spec["scales"])
+                          spec["scales"], spec.get("H_kv"))
 
 
 def run_attention(headers, linear, attend, core):

@@ -1,5 +1,6 @@
-"""Which kernels the int8 layers run: on an ESP32-S3 the PIE linear (asm_pie) with the MAC16
-attention core, else or if it fails the MAC16 ones (asm_mac16's linear, asm_attend's attention
+"""Which kernels the int8 layers run: on an ESP32-S3 the PIE linear (asm_pie) and attention
+core (asm_pie_attend, heads of D <= 16; MAC16's for larger ones), else or if it fails the
+MAC16 ones (asm_mac16's linear, asm_attend's attention
 core), on xtensawin firmware built with MICROPY_EMIT_INLINE_XTENSA=1, when they pass their
 self-test; else the viper ones (kernels.linear, kernels_attend.attend, every port). Chosen
 once, on first use:
@@ -78,19 +79,26 @@ def is_s3():
 
 
 class Pie(Mac16):
-    """The PIE linear and its 16-byte-aligned layout, MAC16's attention core (imported only
-    when chosen)."""
+    """The PIE linear and its 16-byte-aligned layout, the PIE attention core for heads of
+    D <= 16 and MAC16's for larger ones (imported only when chosen)."""
 
     name = "pie"
 
     def __init__(self):
-        from . import asm_pie, pie_layout
+        from . import asm_pie, asm_pie_attend, attend_layout, pie_layout
 
         super().__init__()
         self.linear, self.layout, self.address = asm_pie.linear, pie_layout, asm_pie.address
+        self.pie_attend, self.pie_work = asm_pie_attend.attend, attend_layout.pie_work
 
     def operands(self, w, cols, depth):
         return self.layout.operands(w, cols, depth, self.address)
+
+    def attend_core(self, head_dim):
+        """(attention core, its work buffer's maker) for heads of head_dim."""
+        if head_dim <= 16:
+            return self.pie_attend, self.pie_work
+        return self.attend, None
 
 
 def fast_kernels(s3=is_s3):
@@ -131,7 +139,10 @@ def self_test(fast, seed=12345):
         if outs[0] != outs[1]:
             return "linear (%d, %d, %d) differs from viper" % (rows, cols, depth)
     attend = getattr(fast, "attend", None)
-    return None if attend is None else _fast_attend().self_test(attend)
+    failed = None if attend is None else _fast_attend().self_test(attend)
+    if failed is None and hasattr(fast, "attend_core"):  # every case's D is 16 at most
+        failed = _fast_attend().self_test(*fast.attend_core(16))
+    return failed
 
 
 def choose(fast=None, has_asm=has_inline_asm, xtensawin=is_xtensawin, folder=""):
@@ -202,7 +213,11 @@ def _fast_attend():
 def attend_kernel(seq_len, head_dim, score_mult):
     """function(header) running a layer's bound attention header: the fast core (for calls
     without mask or trace, fast_attend.core) when the backend has one, else viper's."""
-    attend = getattr(_ensure()[2], "attend", None)
+    fast = _ensure()[2]
+    attend = getattr(fast, "attend", None)
     if attend is None or not _fast_attend().fits(score_mult):
         return kernels_attend.attend
-    return _fast_attend().core(attend, seq_len, head_dim, score_mult)
+    work = None
+    if hasattr(fast, "attend_core"):
+        attend, work = fast.attend_core(head_dim)
+    return _fast_attend().core(attend, seq_len, head_dim, score_mult, work)

@@ -1,8 +1,9 @@
 """The MAC16 attention core (asm_attend) beside the viper one (kernels_attend.attend): the
 function a layer runs, and the self-test int8/backend.py runs before choosing it.
 
-The fast core takes the calls without keep mask, causal flag or trace; those stay on viper
-(the same header, so a layer switches per call). A score multiplier whose exp table would
+The fast core takes the calls without keep mask or trace (grouped K/V heads, T keys, bias and
+causal offsets included); those stay on viper (the same header, so a layer switches per
+call). A score multiplier whose exp table would
 exceed MAX_TABLE entries (an extreme multiplier) keeps the layer on viper.
 """
 
@@ -21,14 +22,16 @@ def fits(score_mult):
     return attend_layout.last_index(score_mult) < MAX_TABLE
 
 
-def core(fast, seq_len, head_dim, score_mult):
-    """function(header) for a layer's bound attention header: `fast` (asm_attend.attend) on
-    its work buffer and exp table when the call has no mask or trace, else viper."""
-    work, table = attend_layout.work(seq_len, head_dim), attend_layout.exp_table(score_mult)
+def core(fast, kv_len, head_dim, score_mult, work=None):
+    """function(header) for a layer's bound attention header of T = kv_len keys: `fast`
+    (asm_attend.attend, or asm_pie_attend.attend with work = attend_layout.pie_work) on its
+    work buffer and exp table when the call has no keep mask or trace, else viper."""
+    work = (work or attend_layout.work)(kv_len, head_dim)
+    table = attend_layout.exp_table(score_mult)
     viper = kernels_attend.attend
 
     def run(h):
-        if kernels_attend.unmasked(h):
+        if kernels_attend.fast_call(h):
             fast(h, work, table)
         else:
             viper(h)
@@ -42,8 +45,9 @@ def _cases():
     return ((1, 5, 2, 3, 0.16), (2, 8, 4, 16, 0.05), (1, 7, 1, 16, 2.0), (2, 3, 3, 5, 0.3))
 
 
-def self_test(fast, seed=4321):
-    """None if `fast` equals kernels_attend.attend on every seeded case, else what differed."""
+def self_test(fast, work=None, seed=4321):
+    """None if `fast` (on its work buffer's maker, default asm_attend's) equals
+    kernels_attend.attend on every seeded case, else what differed."""
     x = seed
     ctx_mult = fixed_point(1 / 32768, 128)  # numbers.multiplier of P V to V's scale
     for seqs, S, H, D, r in _cases():
@@ -56,7 +60,7 @@ def self_test(fast, seed=4321):
         k, vt = data[rows * E:2 * rows * E], data[2 * rows * E:]
         score_mult = fixed_point(r, EXP_LIMIT)
         outs = []
-        for run in (kernels_attend.attend, core(fast, S, D, score_mult)):
+        for run in (kernels_attend.attend, core(fast, S, D, score_mult, work)):
             h = kernels_attend.attend_header(S, H, D, score_mult, ctx_mult)
             ctx = array.array("b", bytes(rows * E))
             kernels_attend.bind_attend(h, rows, q, k, vt, ctx)

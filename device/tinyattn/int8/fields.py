@@ -1,6 +1,7 @@
 """The schema of an int8 layer's description: check_layer_spec(where, spec, cls) holds a
 description (a dict, as spec() gives it and the host sends it) to the class's FIELDS and its
-check_spec. Every problem is a ValueError naming the layer and the field."""
+check_spec. Every problem is a ValueError naming the layer and the field. A type ending in
+"-" is a field that may be left out (a later addition: older descriptions have none)."""
 
 from ..link.wire import MAX_MESSAGE
 from ..nn.arguments import is_int, is_number
@@ -25,11 +26,14 @@ def _check_fields(where, spec, fields):
             raise ValueError("%s: unknown field %r" % (where, name))
     for name, what in fields.items():
         if name not in spec:
+            if isinstance(what, str) and what.endswith("-"):
+                continue
             raise ValueError("%s: field %r is missing" % (where, name))
         value = spec[name]
         if isinstance(what, dict):
             _check_fields("%s.%s" % (where, name), value, what)
             continue
+        what = what.rstrip("-")
         if what.endswith("?"):
             if value is None:
                 continue

@@ -183,24 +183,27 @@ class _Positional(QPositional):
 
 
 class _KVCache:
-    """An encoder layer's attention on one row: its int8 K rows and V^T columns of the last W
-    tokens (slot t mod W), keep bytes (1: a slot holds a token), the model's weights, kernels
-    and multipliers; plan/run/out as the QAttention it stands in for. Its core is viper's
-    (kernels_attend.attend) on every backend: the fast ones take no keep mask."""
+    """An encoder layer's attention on one row: its int8 K rows and V^T columns (H_kv heads:
+    E_kv = H_kv D a token) of the last W tokens (slot t mod W), keep bytes (1: a slot holds a
+    token), the model's weights, kernels and multipliers; plan/run/out as the QAttention it
+    stands in for. Its core is viper's (kernels_attend.attend) on every backend: the fast ones
+    take no keep mask."""
 
     def __init__(self, attention, W):
         E, a = attention.embed_dim, attention
         self.E = self.embed_dim = E
+        self.ekv = ekv = a.kv_dim
         self.W = W
-        self.K, self.VT, self.keep = bytearray(W * E), bytearray(W * E), bytearray(W)
+        self.K, self.VT, self.keep = bytearray(W * ekv), bytearray(W * ekv), bytearray(W)
         self.q, self.ctx = int8_buffer(E), int8_buffer(E)
         self.out = int8_buffer(E)
-        self.headers = dict((n, kernels.linear_header(E, E, a.biases[n],
+        self.headers = dict((n, kernels.linear_header(a.rows_of(n), E, a.biases[n],
                                                       a.mults["out" if n == "o" else n]))
                             for n in ("q", "k", "v", "o"))
         self.weights, self.kernels = a.weights, a.linear_kernels()
-        self.core = kernels_attend.attend_header(W, a.num_heads, a.head_dim, a.mults["score"],
-                                                 a.mults["ctx"])
+        self.core = kernels_attend.attend_header(1, a.num_heads, a.head_dim, a.mults["score"],
+                                                 a.mults["ctx"], kv_len=W,
+                                                 num_kv_heads=a.num_kv_heads)
         self.bind_core()
 
     def bind_core(self):
@@ -218,7 +221,7 @@ class _KVCache:
         kernels.bind_linear(h["q"], w["q"], 1, src, self.q)
         kernels.bind_linear(h["o"], w["o"], 1, self.ctx, self.out)
         # K row and V^T column of the last slot bound (checked), then of slot 0: at() moves
-        kernels.bind_linear(h["k"], w["k"], 1, src, self.K, dst_off=(W - 1) * E, add=128)
+        kernels.bind_linear(h["k"], w["k"], 1, src, self.K, dst_off=(W - 1) * self.ekv, add=128)
         kernels.bind_linear(h["v"], w["v"], 1, src, self.VT, dst_off=W - 1, dst_col=W, add=128)
         kernels.bind_linear(h["k"], w["k"], 1, src, self.K, add=128)
         kernels.bind_linear(h["v"], w["v"], 1, src, self.VT, dst_col=W, add=128)
@@ -228,7 +231,7 @@ class _KVCache:
     def at(self, slot):
         """Point the K and V projections at `slot` for the next token, which it keeps."""
         h = self.headers
-        kernels.move_dst(h["k"], self.bases[0], slot * self.E)
+        kernels.move_dst(h["k"], self.bases[0], slot * self.ekv)
         kernels.move_dst(h["v"], self.bases[1], slot)
         self.keep[slot] = 1
 

@@ -1,6 +1,7 @@
 """The PIE backend on Espressif's emulated ESP32-S3 (QEMU_XTENSA_S3, s3.py): executed
 instructions per MAC of asm_pie.linear's inner loop, and the int8 Attention(64, 4) S = 64
-forward with the PIE and the viper backends on that same machine, bit for bit equal.
+forward with the PIE (projections and attention core) and the viper backends on that same
+machine, bit for bit equal.
 
     python -m tinyattn_host emulate-pie [--doc docs/performance.md]
 """
@@ -14,10 +15,12 @@ NOTES = [
     "To run it: build Espressif's QEMU fork (espressif/qemu) for `xtensa-softmmu` yourself "
     "(this repository holds no recipe for it), check that `qemu-system-xtensa -M help` lists "
     "`esp32s3`, then `export QEMU_XTENSA_S3=/path/to/that/qemu-system-xtensa` and run "
-    "`.venv/bin/python -m pytest -p no:xdist tests/emulator/test_pie.py` (the 40 linear "
-    "configurations and worst cases of the board cases, extreme int8 values at depths 1, "
-    "15, 17, 31, 33, 100 and 4096, the inner loop's count) and this command. Without "
-    "QEMU_XTENSA_S3 the tests skip with one line.",
+    "`.venv/bin/python -m pytest -p no:xdist tests/emulator/test_pie.py "
+    "tests/emulator/test_pie_attend.py` (the 40 linear configurations and worst cases of the "
+    "board cases, extreme int8 values at depths 1, 15, 17, 31, 33, 100 and 4096, the inner "
+    "loop's count; the attention core on the board cases' and the grouped-query, bias and "
+    "causal-offset configurations against the reference, 15 shapes against viper) and this "
+    "command. Without QEMU_XTENSA_S3 the tests skip with one line.",
     "",
     "Why nothing saturates (the ISA saturates the 40-bit ACCX, and Espressif's QEMU has "
     "saturation bugs, espressif/qemu issues 161, 165 and 166): the kernel only uses "
@@ -60,14 +63,16 @@ def section(emu, m=None):
              "Written by `python -m tinyattn_host emulate-pie --doc docs/performance.md` "
              "(tinyattn_host.emulator.pie_counts), exact counts (ICOUNT) on `-M esp32s3 -cpu "
              "esp32s3` of the QEMU named by QEMU_XTENSA_S3 (Espressif's fork, the user's own "
-             "build). PIE is `device/tinyattn/int8/asm_pie.py` (the projections; the attention "
-             "core is MAC16's `asm_attend.py`), chosen by "
+             "build). PIE is `device/tinyattn/int8/asm_pie.py` (the projections) and "
+             "`asm_pie_attend.py` (the attention core, heads of D <= 16: EE.VMULAS.S8.ACCX "
+             "scores, EE.VMULAS.S16.ACCX P V; MAC16's `asm_attend.py` for larger heads), "
+             "chosen by "
              "`tinyattn.int8.backend` after its self-test against viper (run in the emulator); "
              "both forwards give the same bytes. mp_fun_table's entries are answered in "
              "Python here and not counted.", ""] + NOTES + backend_counts.table(m, "pie", "%.3f")
     (vt, vl, vc), (pt, pl, pc) = backend_counts.split(vr), backend_counts.split(pr)
     lines += ["", "With PIE the four projections run %.1fx fewer instructions (%.1f MACs an "
-              "instruction in its inner loop), the attention core (MAC16's, asm_attend) %.1fx "
+              "instruction in its inner loop), the attention core (asm_pie_attend) %.1fx "
               "fewer, the whole forward %.1fx fewer." % (
                   vl / pl, 1 / m["loop"]["pie"], vc / pc, vt / pt),
               "",

@@ -7,7 +7,7 @@ array (B, H, S, D) so each step is one batched matmul; block b*H + h is [b, h].
 
 import numpy as np
 
-from . import int8
+from . import int8_attend
 from ..device_modules import device_module
 from .kinds import declare
 
@@ -261,4 +261,4 @@ def _attention_backward(spec, p, cache, grad_out):
 
 declare("SelfAttention",
         lambda spec, p, x, mask=None: attention_forward(x, p, spec[2], spec[3], mask=mask),
-        _attention_backward, torch=TORCH, int8=(int8.attention_layer, int8.attention_run))
+        _attention_backward, torch=TORCH, int8=(int8_attend.attention_layer, int8_attend.attention_run))

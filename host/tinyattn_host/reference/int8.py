@@ -167,40 +167,6 @@ def dense(x, layer):
     return acc, None if mult is None else requantize(acc, mult, layer.get("lo", -128))
 
 
-def attention(x, layer, seq_len, mask=None, causal=False):
-    """Quantized self-attention of int8 x (B*S, E); returns a dict of every intermediate.
-
-    layer: E, H, Wq..Wo int8 (E, E), bq..bo int32 or None, mult_q, mult_k, mult_v
-    (projection requantize), mult_score (softmax index units per score unit), mult_ctx
-    (P V to int8), mult_out (output to int8, or None to keep int32).
-    """
-    E, H = layer["E"], layer["H"]
-    D, S = E // H, seq_len
-    B = x.shape[0] // S
-    out = {}
-    for name in "qkv":
-        out[name.upper()] = requantize(
-            matmul_xwt(x, layer["W" + name], layer.get("b" + name)), layer["mult_" + name])
-    Q, K, V = out["Q"], out["K"], out["V"]
-    scores = np.zeros((B * H * S, S), dtype=np.int32)
-    probs = np.zeros((B * H * S, S), dtype=np.uint16)
-    ctx = np.zeros((B * S, E), dtype=np.int8)
-    for b in range(B):
-        rows = slice(b * S, (b + 1) * S)
-        keep = None if mask is None else mask[b]
-        for h in range(H):
-            cols = slice(h * D, (h + 1) * D)
-            block = slice((b * H + h) * S, (b * H + h + 1) * S)
-            scores[block] = matmul_xwt(Q[rows, cols], K[rows, cols])
-            probs[block] = softmax(scores[block], layer["mult_score"], keep, causal)
-            ctx[rows, cols] = requantize(probs_v(probs[block], V[rows, cols]),
-                                         layer["mult_ctx"])
-    out["scores"], out["probs"], out["ctx"] = scores, probs, ctx
-    out["acc"], out["y"] = dense(ctx, {"W": layer["Wo"], "b": layer.get("bo"),
-                                       "mult": layer.get("mult_out")})
-    return out
-
-
 # ---- worst cases -------------------------------------------------------------------------
 def worst_case_bounds(depth=0, bias_max=0, head_dim=0, keys=0, tokens=0, mult=None):
     """The largest magnitude of each int32 intermediate for int8 inputs in [-128, 127].
@@ -291,23 +257,6 @@ def pool_run(x, layer, mask=None):
     if mask is not None:
         return masked_pool(x, layer["seq_len"], mask, layer["by_count"])
     return requantize(sum_tokens(x, layer["seq_len"]), layer["mult"])
-
-
-def attention_layer(spec, arrays, p):
-    """SelfAttention: {"E", "H", "seq_len", "Wq".."bo", "mult_<name>"}."""
-    E = spec["E"]
-    layer = {"kind": spec["kind"], "E": E, "H": spec["H"], "seq_len": spec["seq_len"]}
-    for n in "qkvo":
-        layer["W" + n] = np.asarray(arrays[p + "W" + n]).reshape(E, E)
-        layer["b" + n] = _optional(arrays, p + "b" + n)
-    for n, value in spec["mults"].items():
-        layer["mult_" + n] = _mult(value)
-    return layer
-
-
-def attention_run(x, layer, mask=None):
-    res = attention(x, layer, layer["seq_len"], mask=mask)
-    return res["acc"] if res["y"] is None else res["y"]
 
 
 def _optional(arrays, name):

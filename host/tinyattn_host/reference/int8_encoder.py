@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from . import int8
+from . import int8, int8_attend
 from .int8 import INT32_MAX, Int32Overflow, int32
 
 _CONSTANTS = int8.device_module("int8/constants")  # the kernels' own
@@ -138,7 +138,7 @@ def encoder_layer(x, layer, seq_len, mask=None, causal=False, attend=None):
         return out["f2"]
 
     def sa(z):
-        res = attend(z) if attend is not None else int8.attention(
+        res = attend(z) if attend is not None else int8_attend.attention(
             z, layer["self_attn"], seq_len, mask=mask, causal=causal)
         out["attention"] = res
         return res["y"]
@@ -222,7 +222,7 @@ def encoder_layer_of(spec, arrays, p):
              "table": None}
     for name in ("norm1", "norm2"):
         layer[name] = norm_layer(parts[name], arrays, p + name + ".")
-    layer["self_attn"] = int8.attention_layer(parts["self_attn"], arrays, p + "self_attn.")
+    layer["self_attn"] = int8_attend.attention_layer(parts["self_attn"], arrays, p + "self_attn.")
     for name in ("linear1", "linear2"):
         layer[name] = int8.dense_layer(parts[name], arrays, p + name + ".")
     if "act" in parts:

@@ -10,6 +10,7 @@ tokens). Other kinds run on the one row as in int8_forward.
 
 import numpy as np
 
+from . import int8_attend
 from . import int8
 from . import int8_encoder as qref
 from .sequential import _int8 as int8_kind
@@ -56,7 +57,6 @@ class Int8Stream:
     def _attend(self, layer, kept):
         a = layer["self_attn"]
         E, H = a["E"], a["H"]
-        D = E // H
 
         def attend(z):
             out = {}
@@ -66,12 +66,9 @@ class Int8Stream:
             self._keep(kept, (out["K"][0], out["V"][0]))
             K = np.array([k for k, _ in kept])
             V = np.array([v for _, v in kept])
-            ctx = np.zeros((1, E), dtype=np.int8)
-            for h in range(H):
-                cols = slice(h * D, (h + 1) * D)
-                probs = int8.softmax(int8.matmul_xwt(out["Q"][:, cols], K[:, cols]),
-                                     a["mult_score"])
-                ctx[:, cols] = int8.requantize(int8.probs_v(probs, V[:, cols]), a["mult_ctx"])
+            ctx = int8_attend.attend(out["Q"], K, V, 1, H, a["mult_score"], a["mult_ctx"],
+                                     kv_len=len(kept), num_kv_heads=a.get("H_kv") or H,
+                                     uniform=True)["ctx"]
             out["acc"], out["y"] = int8.dense(ctx, {"W": a["Wo"], "b": a.get("bo"),
                                                     "mult": a.get("mult_out")})
             return out
