@@ -117,8 +117,17 @@ class QSequential:
         return arrays
 
     def save(self, path):
-        """Write the int8 model to `path` (store's format, kind "quantized")."""
-        store.write_file(path, QUANTIZED, self.description(), self.named_arrays())
+        """Write the int8 model to `path` (store's format, kind "quantized"); ValueError,
+        and nothing written, for a model that load would refuse (spec.check_description)."""
+        from .spec import check_description
+
+        description, arrays = self.description(), self.named_arrays()
+        try:
+            check_description(description, dict((name, (code, tuple(shape)))
+                                                 for name, _, code, shape in arrays))
+        except ValueError as err:
+            raise ValueError("%s not saved: %s" % (path, err))
+        store.write_file(path, QUANTIZED, description, arrays)
 
 
 def from_description(description, arrays):
@@ -141,11 +150,17 @@ def from_description(description, arrays):
 
 
 def load(path):
-    """The int8 model saved at `path` by QSequential.save."""
+    """The int8 model saved at `path` by QSequential.save; ValueError naming the file and the
+    field or array when it is not a good one (spec.check_description, before the model is
+    made)."""
+    from .spec import check_description
+
     kind, meta, stored = store.read_file(path)
     if kind != QUANTIZED:
         raise ValueError("%s holds a %r model, not a %r one" % (path, kind, QUANTIZED))
     try:
+        check_description(meta, dict((name, (store.typecode(value), shape))
+                                     for name, shape, value in stored))
         return from_description(meta, dict((name, value) for name, _, value in stored))
     except ValueError as err:
         raise ValueError("%s: %s" % (path, err))
