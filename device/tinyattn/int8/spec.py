@@ -44,7 +44,7 @@ def check_description(description, shapes):
     if extra:
         raise ValueError("arrays %s are not part of the int8 model" % sorted(extra))
     try:
-        follow([_float_entry(spec) for spec in layers])
+        follow(float_config(layers))
     except ValueError as err:
         raise ValueError("the layers do not fit together: %s" % err)
 
@@ -83,9 +83,13 @@ def _int32_output(spec):
     return spec["kind"] == "SelfAttention" and spec["mults"]["out"] is None
 
 
-def _float_entry(spec):
-    """The float config entry of the same sizes as a (checked) int8 layer description: what
+def float_config(layers):
+    """The float config of the same sizes as (checked) int8 layer descriptions: what
     nn/flow.py follows."""
+    return [_float_entry(spec) for spec in layers]
+
+
+def _float_entry(spec):
     kind = spec["kind"]
     if kind == "Dense":
         return [kind, spec["in"], spec["out"]]
