@@ -1,6 +1,6 @@
 """An int8 model's description checked against its arrays, before anything is allocated: the
-one check of every way an int8 model arrives (int8.load, the link's LOAD_QMODEL) and of what
-QSequential.save writes.
+one check of every way an int8 model arrives (int8.load, the link's LOAD_QMODEL: model.py) and
+of what QSequential.save writes; and the int8 class of each saved kind (layer_kind).
 
 The description is what QSequential's layers give as spec(), checked against each int8 layer
 class's FIELDS (and its check_spec, when it has one); the arrays, {name: (typecode, shape)},
@@ -49,22 +49,31 @@ def check_description(description, shapes):
         raise ValueError("the layers do not fit together: %s" % err)
 
 
-def qmodel_from(layers, arrays):
-    """A QSequential from layer descriptions and {name: (buffer, typecode, shape)}."""
-    from .model import from_description
+def layer_kind(kind=None):
+    """The int8 layer class of a saved `kind` (its module imported now; None for a kind that
+    has none); without a kind, the names of every saved kind (every int8 module imported)."""
+    from ..nn.spec import KINDS
 
-    if not layers:
-        raise ValueError("head field 'layers' must list at least one layer")
-    check_description({"layers": layers},
-                      dict((name, (entry[1], tuple(entry[2]))) for name, entry in arrays.items()))
-    return from_description({"layers": layers},
-                            dict((name, entry[0]) for name, entry in arrays.items()))
+    if kind is None:
+        return sorted(k for k in KINDS if layer_kind(k) is not None)
+    declared = KINDS.get(kind) if isinstance(kind, str) else None
+    cls = None if declared is None else int8_class(declared)
+    return cls if cls is not None and cls.kind == kind else None
+
+
+def int8_class(declared):
+    """The int8 class of a declared kind (nn/spec.py), imported now; None if it has none. A
+    model pays the heap of the int8 modules its kinds use only (the encoder's is ~17 KB)."""
+    from ..nn.spec import INT8, module_of
+
+    if declared[INT8] is None:
+        return None
+    module, _, name = module_of(declared[INT8], "tinyattn.int8").rpartition(".")
+    return getattr(__import__(module, None, None, [name]), name)
 
 
 def _check_layer(i, spec):
     """The int8 class of layers[i], its description checked against its schema."""
-    from .model import layer_kind
-
     kind = spec.get("kind") if isinstance(spec, dict) else None
     cls = layer_kind(kind) if isinstance(kind, str) else None
     if cls is None:

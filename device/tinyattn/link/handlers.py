@@ -211,7 +211,7 @@ def quantize(session, head, arrays):
 
 def load_qmodel(session, head, arrays):
     """An int8 model from its layer descriptions and integer arrays (as QUANTIZE replies)."""
-    from ..int8.spec import qmodel_from
+    from ..int8.model import qmodel_from
 
     only(head, ("layers",))
     layers = field(head, "layers", "list")
