@@ -168,6 +168,7 @@ def import_npz(npz_path, layers, model_path):
     """Write the model file `model_path` from a .npz state_dict; returns the config."""
     state = read_state_dict(npz_path)
     config, params = import_state_dict(state, layers)
+    modelfile.check_float_model(model_path, config, params)  # nothing written load refuses
     modelfile.write_model(model_path, SEQUENTIAL, {"config": config, "torch": layers}, params)
     return config
 
