@@ -34,25 +34,26 @@ def test_crafted_files_are_refused_in_one_line_or_load_and_run():
     problems, counts = [], {"loaded": 0, "refused": 0}
     for name in check.fixture("fuzz")["names"]:
         path = check.path(name)
-        for loader, forward in ((load, _float_forward), (int8_load, _int8_forward)):
+        for what, loader, forward in (("load", load, _float_forward),
+                                      ("int8.load", int8_load, _int8_forward)):
             try:
                 model = loader(path)
             except ValueError as err:
                 text = str(err)
                 if path not in text or "\n" in text:
-                    problems.append("%s %s: %r" % (name, loader.__module__, text))
+                    problems.append("%s %s: %r" % (name, what, text))
                 counts["refused"] += 1
                 continue
             except Exception as err:
-                problems.append("%s %s: %s: %s" % (name, loader.__module__,
+                problems.append("%s %s: %s: %s" % (name, what,
                                                    type(err).__name__, err))
                 continue
             counts["loaded"] += 1
             try:
                 forward(model)
             except Exception as err:
-                problems.append("%s loads but its forward fails: %s: %s"
-                                % (name, type(err).__name__, err))
+                problems.append("%s %s loads but its forward fails: %s: %s"
+                                % (name, what, type(err).__name__, err))
     print("load fuzz:", counts)
     if problems:
         raise AssertionError("%d problems: %s" % (len(problems), "; ".join(problems[:6])))
