@@ -237,3 +237,45 @@ def test_chipcost_refuses_a_bad_source_file(data, words, tmp_path, capsys):
         path.write_bytes(data)
     status, err = run(capsys, "chipcost", path)
     assert status == 1 and words in err, err
+
+
+def _state_files(tmp):
+    """{what: (argv of import-torch, words)}: bad state dicts and descriptions."""
+    np.savez(tmp / "good.npz", **{"0.weight": np.zeros((3, 4)), "0.bias": np.zeros(3)})
+    np.savez(tmp / "nan.npz", **{"0.weight": np.full((3, 4), np.nan), "0.bias": np.zeros(3)})
+    good = (tmp / "good.npz").read_bytes()
+    (tmp / "trunc.npz").write_bytes(good[:len(good) // 2])
+    (tmp / "empty.npz").write_bytes(b"")
+    (tmp / "text.npz").write_bytes(b"abc")
+    (tmp / "l.json").write_text(json.dumps([{"prefix": "0", "layer": ["Dense", 4, 3, True]}]))
+    (tmp / "latin1.json").write_bytes(b"[\xe9]")
+    (tmp / "cut.json").write_text("[{")
+    (tmp / "empty.json").write_text("")
+    return {"empty npz": (["empty.npz", "l.json"], "is empty"),
+            "truncated npz": (["trunc.npz", "l.json"], "cut short"),
+            "wrong format npz": (["text.npz", "l.json"], "not a state_dict"),
+            "NaN npz": (["nan.npz", "l.json"], "NaN or infinity"),
+            "missing npz": (["none.npz", "l.json"], "No such file"),
+            "not UTF-8 json": (["good.npz", "latin1.json"], "not a UTF-8 text file"),
+            "truncated json": (["good.npz", "cut.json"], "not JSON"),
+            "empty json": (["good.npz", "empty.json"], "not JSON"),
+            "missing json": (["good.npz", "none.json"], "No such file")}
+
+
+@pytest.mark.parametrize("what", ["empty npz", "truncated npz", "wrong format npz", "NaN npz",
+                                  "missing npz", "not UTF-8 json", "truncated json",
+                                  "empty json", "missing json"])
+def test_import_torch_refuses_a_bad_file(what, tmp_path, capsys):
+    names, words = _state_files(tmp_path)[what]
+    status, err = run(capsys, "import-torch", *(tmp_path / n for n in names),
+                      "-o", tmp_path / "m.bin")
+    assert status == 1 and words in err, err
+    assert not (tmp_path / "m.bin").exists()
+
+
+@pytest.mark.parametrize("data", [b"", b"\xe9\x00", b"\xe9" + bytes(100)])
+def test_flash_refuses_a_bad_firmware_file(data, tmp_path, capsys):
+    (tmp_path / "fw.bin").write_bytes(data)
+    status, err = run(capsys, "flash", "--firmware", tmp_path / "fw.bin", "--dry-run",
+                      "--port", NO_PORT)
+    assert status == 1 and "refusing to flash" in err, err
