@@ -35,23 +35,28 @@ def positive_int(text):
     return value
 
 
-HEAP_SIZE = re.compile(r"[1-9][0-9]*[kKmM]?$")
-HEAP_RULE = "a heap size is bytes, or k or m of them, e.g. 300k or 8m"
+HEAP_SIZE = re.compile(r"([1-9][0-9]*)([kKmM]?)$")
+SMALLEST_HEAP = 16 * 1024  # less, and the interpreter stops in a MemoryError as it starts
+HEAP_RULE = "a heap size is bytes, or k or m of them, at least 16k, e.g. 300k or 8m"
 
 
 def heap_size(text, what="--heap"):
     """A MicroPython -X heapsize= value, such as 300k or 8m; UsageError naming `what` for
-    another (the interpreter would exit at once with "Invalid command line arguments")."""
-    if not isinstance(text, str) or not HEAP_SIZE.match(text):
+    another (the interpreter would exit at once, and a virtual board boot it again and
+    again: "Invalid command line arguments", or a MemoryError below 16k)."""
+    found = HEAP_SIZE.match(text) if isinstance(text, str) else None
+    if found is None or int(found.group(1)) * {"": 1, "k": 1024, "m": 1024 * 1024}[
+            found.group(2).lower()] < SMALLEST_HEAP:
         raise UsageError("%s=%r: %s" % (what, text, HEAP_RULE))
     return text
 
 
 def heap_argument(text):
     """argparse type of --heap (heap_size)."""
-    if not HEAP_SIZE.match(text):
-        raise argparse.ArgumentTypeError("%r: %s" % (text, HEAP_RULE))
-    return text
+    try:
+        return heap_size(text)
+    except UsageError:
+        raise argparse.ArgumentTypeError("%r: %s" % (text, HEAP_RULE)) from None
 
 
 def output_path(path, what):

@@ -156,9 +156,12 @@ def test_check_model_refuses_a_bad_argument(argv, words, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("command", ["run", "virtual-board", "bench", "vowels"])
-def test_a_heap_that_is_no_size_is_refused_before_anything_starts(command, capsys):
-    status, err = run(capsys, command, "--heap", "abc")
-    assert status == 2 and "'abc': a heap size is" in err, err
+@pytest.mark.parametrize("heap", ["abc", "1", "8k", "0m", "-3k", "2g"])
+def test_a_heap_that_is_no_size_is_refused_before_anything_starts(command, heap, capsys):
+    """--heap abc (or 1: 'Invalid command line arguments'; or 8k: a MemoryError at start)
+    used to make a virtual board boot its interpreter again and again."""
+    status, err = run(capsys, command, "--heap=" + heap)
+    assert status == 2 and "%r: a heap size is" % heap in err, err
 
 
 def test_virtual_heap_that_is_no_size_is_refused_before_anything_starts(monkeypatch):
