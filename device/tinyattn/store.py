@@ -46,6 +46,10 @@ def save(model, path):
     if not isinstance(path, str):
         raise ValueError("path must be a str, got %r" % (path,))
     arrays = [(name, param) for name, param, _ in model.collect_params(False)]
+    try:  # nothing is saved that load would refuse
+        check_arrays(model.config(), dict((name, param.shape) for name, param in arrays))
+    except ValueError as err:
+        raise ValueError("%s not saved: %s" % (path, err))
     write_file(path, SEQUENTIAL, {"config": model.config()}, arrays)
 
 
@@ -78,17 +82,11 @@ def load(path):
 
 # ---- a model from its config and named arrays (store.load and the link's LOAD_MODEL) ------
 def check_arrays(config, shapes):
-    """ValueError unless `shapes` ({name: shape}) are exactly the parameters of `config`."""
-    from .nn.spec import model_shapes
+    """ValueError unless `shapes` ({name: shape}) are exactly the parameters of `config` and
+    its layers fit together (nn/model_check.py: the one check of every way a model arrives)."""
+    from .nn.model_check import check_model
 
-    wanted = model_shapes(config)
-    names = sorted(name for name, _ in wanted)
-    if sorted(shapes) != names:
-        raise ValueError("the model needs arrays %s, got %s" % (names, sorted(shapes)))
-    for name, shape in wanted:
-        if shapes[name] != shape:
-            raise ValueError("array %s must be float32 of shape %r, got %r"
-                             % (name, shape, shapes[name]))
+    check_model(config, shapes)
 
 
 def model_from(config, shapes, fill):
@@ -294,6 +292,14 @@ def _read_array(src, decode=True):
     if code != "f":
         return name, shape, array.array(code, src.take(nbytes))
     return name, shape, float32.from_bytes(shape, src.take)
+
+
+def typecode(value):
+    """The typecode of an array read_file gives: "f" for a ulab float array, else its
+    array.array's (MicroPython's arrays tell it only in their repr)."""
+    if _is_float(value):
+        return "f"
+    return getattr(value, "typecode", None) or repr(value[:0])[7]
 
 
 def _is_float(value):

@@ -27,12 +27,12 @@ def _port_flash(parser):
 
 def _run(p):
     _port_flash(p)
-    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--batch-size", type=cli.positive_int, default=16)
     p.add_argument("--report", metavar="DIR", help="write summary.json and PNG plots there")
     p.add_argument("--deploy", choices=("auto", "always", "never"), default="auto",
                    help="copy device/tinyattn to the board: when its version differs (auto)")
     p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--heap", metavar="SIZE",
+    p.add_argument("--heap", metavar="SIZE", type=cli.heap_argument,
                    help="the virtual board's heap, e.g. 300k: a board without PSRAM "
                         "(default: $VIRTUAL_HEAP, else the interpreter's)")
     p.add_argument("--digits-rows", type=int, metavar="N",
@@ -75,10 +75,11 @@ def _bench(p):
     p.add_argument("--doc", default=DEFAULT_DOC,
                    help="the page to update, its plot beside it (default %(default)s)")
     p.add_argument("--quick", action="store_true", help="a tiny grid (for tests)")
-    p.add_argument("--repeats", type=int, default=11, help="timed rounds at most (default 11)")
+    p.add_argument("--repeats", type=cli.positive_int, default=11,
+                   help="timed rounds at most (default 11)")
     p.add_argument("--cap", type=float, help="skip calls predicted slower than this many "
                                              "seconds (default 1, 0.2 with the ulab stand-in)")
-    p.add_argument("--heap", default="256k",
+    p.add_argument("--heap", default="256k", type=cli.heap_argument,
                    help="unix port heap for the largest-S search (default %(default)s)")
 
 
@@ -99,7 +100,8 @@ def _emulate(p):
 
 def _virtual_board(p):
     p.add_argument("--flash", help="folder that plays the flash (default: a temporary one)")
-    p.add_argument("--heap", help="MicroPython heap size, for example 300k (a board without "
+    p.add_argument("--heap", type=cli.heap_argument,
+                   help="MicroPython heap size, for example 300k (a board without "
                                   "PSRAM) or 8m (default: $VIRTUAL_HEAP)")
     p.add_argument("--uart", action="store_true",
                    help="a stdin that drops what overflows a UART's ring buffer, as an "
@@ -124,8 +126,9 @@ def _check_model(p):
     p.add_argument("inputs", help=".npy of input rows (rows, features)")
     p.add_argument("--expect", metavar="OUT.npy",
                    help="the outputs PyTorch gave for the same inputs: compared as well")
-    p.add_argument("--batch-size", type=int, default=16)
-    p.add_argument("--heap", help="a virtual board's heap, e.g. 8m (a PSRAM board)")
+    p.add_argument("--batch-size", type=cli.positive_int, default=16)
+    p.add_argument("--heap", type=cli.heap_argument,
+                   help="a virtual board's heap, e.g. 8m (a PSRAM board)")
 
 
 def _vowels(p):
@@ -147,7 +150,10 @@ def _vowels(p):
     p.add_argument("--dropout", type=float, default=0.1, help="(fine-tune) default 0.1")
     p.add_argument("--epochs", type=int, default=3, help="(fine-tune) default 3")
     p.add_argument("--lr", type=float, default=5e-4, help="(fine-tune) Adam's, default 5e-4")
-    p.add_argument("--heap", default="8m", help="(fine-tune) -X heapsize=, default 8m")
+    p.add_argument("--heap", default="8m", type=cli.heap_argument,
+                   help="(fine-tune) -X heapsize=, default 8m")
+    p.add_argument("--data", metavar="DIR",
+                   help="the folder of the .ts files (default: data/japanese_vowels)")
     p.add_argument("--rows", type=int, metavar="N",
                    help="(fine-tune) the first N train and test utterances only (a quick check)")
     p.add_argument("--smallest-heap", action="store_true",

@@ -87,6 +87,36 @@ def read_model(path):
     return kind, meta, arrays
 
 
+def read_float_model(path):
+    """(meta, {name: ndarray}) of a float model file, checked as the device's loaders check
+    it (device/tinyattn/nn/model_check.py) before a host tool uses it; ModelFileError naming
+    the file and what is wrong (an int8 file among them)."""
+    kind, meta, arrays = read_model(path)
+    if kind == wire.FILE_QUANTIZED:
+        raise ModelFileError("%s holds an int8 model (kind %r, from quantize(...).save()); this "
+                             "command takes a float model (kind %r): give it the float model "
+                             "the int8 one was made from" % (path, kind, SEQUENTIAL))
+    if kind != SEQUENTIAL:
+        raise ModelFileError("%s holds a %r model, not a %r one" % (path, kind, SEQUENTIAL))
+    if not isinstance(meta, dict) or "config" not in meta:
+        raise ModelFileError("%s has no model config in its meta block" % path)
+    check_float_model(path, meta["config"], arrays)
+    return meta, arrays
+
+
+def check_float_model(path, config, arrays):
+    """ModelFileError naming `path` unless the config and {name: ndarray} make a model the
+    device loads (device/tinyattn/nn/model_check.py, the device's own check)."""
+    from .device_modules import device_module
+
+    shapes = {name: a.shape if a.dtype == np.float32 else "integer (%s)" % a.dtype
+              for name, a in arrays.items()}
+    try:
+        device_module("nn/model_check").check_model(config, shapes)
+    except ValueError as err:
+        raise ModelFileError("%s: %s" % (path, err)) from None
+
+
 def _sealed(data):
     """True when data ends in the CRC-32 of the bytes before it and b"END.", False when the
     end marker is there and the CRC does not match, None when there is no end marker."""

@@ -5,22 +5,30 @@ its standardisation over the real frames, as SequenceDataset.standardize does it
 import numpy as np
 
 from .device_modules import device_module
+from .errors import InputError
 
 TS = device_module("datasets/tsformat")
 
 
 def load_ts(path, seq_len=None):
     """(X (N, S*F) padded with zeros, y (N,), lengths (N,), class names) of a `.ts` file, as
-    tinyattn.datasets.sequences.load_ts stores it; S = seq_len or the longest series."""
-    with open(path) as f:
-        header = TS.read_header(f)
-        series = list(TS.records(f, header))
+    tinyattn.datasets.sequences.load_ts stores it; S = seq_len or the longest series.
+    InputError naming the file (and the line) for one that cannot be read or is not valid."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            header = TS.read_header(f)
+            series = list(TS.records(f, header))
+    except OSError as err:
+        raise InputError("%s: %s" % (path, err.strerror or err)) from None
+    except ValueError as err:
+        raise InputError("%s: %s" % (path, err)) from None
     if not series:
-        raise ValueError("%s holds no series after @data" % path)
+        raise InputError("%s holds no series after @data" % path)
     longest = max(len(frames) for frames, _ in series)
     S = longest if seq_len is None else seq_len
     if S < longest:
-        raise ValueError("seq_len %d is shorter than the longest series (%d frames)" % (S, longest))
+        raise InputError("%s: seq_len %d is shorter than the longest series (%d frames)"
+                         % (path, S, longest))
     F = header["dimensions"]
     X = np.zeros((len(series), S * F))
     for i, (frames, _) in enumerate(series):

@@ -6,9 +6,13 @@ such a run, with --report writes vowels.json and vowels_training.png, with --sav
 file a board loads; --finetune-on-device: vowels_device.py.
 """
 
+from pathlib import Path
+
 import numpy as np
 
 from . import modelfile
+from .cli import output_path
+from .errors import InputError, UsageError
 from .digits import init_params
 from .reference.training import Adam, accuracy, train
 from .sequences import frame_statistics, load_ts, padding_mask, standardize
@@ -22,12 +26,25 @@ VOWELS_DIR = ROOT / "data" / "japanese_vowels"
 
 def load_vowels(folder=VOWELS_DIR):
     """{"train": (X, y, lengths), "test": (X, y, lengths)}, X (N, 29*12) standardised with
-    the train set's statistics over its real frames, padding 0."""
-    train_set = load_ts(folder / DEVICE.TRAIN_FILE, DEVICE.SEQ_LEN)[:3]
-    test_set = load_ts(folder / DEVICE.TEST_FILE, DEVICE.SEQ_LEN)[:3]
+    the train set's statistics over its real frames, padding 0. InputError naming the file
+    for one that is not the vowels model's data."""
+    train_set, test_set = (_vowels_file(Path(folder) / name)
+                           for name in (DEVICE.TRAIN_FILE, DEVICE.TEST_FILE))
     mean, std = frame_statistics(train_set[0], train_set[2], DEVICE.FEATURES)
     return {name: (standardize(X, lengths, mean, std), y, lengths)
             for name, (X, y, lengths) in (("train", train_set), ("test", test_set))}
+
+
+def _vowels_file(path):
+    """(X, y, lengths) of one .ts file, checked against the vowels model's sizes."""
+    X, y, lengths, classes = load_ts(path, DEVICE.SEQ_LEN)
+    if X.shape[1] != DEVICE.SEQ_LEN * DEVICE.FEATURES:
+        raise InputError("%s: series of %d channels; the vowels model takes %d"
+                         % (path, X.shape[1] // DEVICE.SEQ_LEN, DEVICE.FEATURES))
+    if len(classes) != DEVICE.CLASSES:
+        raise InputError("%s: %d classes in @classLabel; the vowels model has %d"
+                         % (path, len(classes), DEVICE.CLASSES))
+    return X, y, lengths
 
 
 def train_host(schedule=DEVICE.SCHEDULE, batch_size=DEVICE.BATCH_SIZE, seed=42,
@@ -79,7 +96,6 @@ def vowels_command(args):
     vowels_training.png (loss, train and test accuracy per epoch). Exit status 0."""
     import json
     import time
-    from pathlib import Path
 
     from .checks.plots import training_curve
 
@@ -93,13 +109,21 @@ def vowels_command(args):
 
         print("\n".join(estimate_lines(config, (1, 15, DEVICE.SEQ_LEN))))
         return 0
-    ts_files = [VOWELS_DIR / DEVICE.TRAIN_FILE, VOWELS_DIR / DEVICE.TEST_FILE]
+    folder = Path(args.data) if getattr(args, "data", None) else VOWELS_DIR
+    ts_files = [folder / DEVICE.TRAIN_FILE, folder / DEVICE.TEST_FILE]
+    if args.save:  # where the results go, checked before any training
+        output_path(args.save, "--save")
+    if args.report:
+        try:
+            Path(args.report).mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise UsageError("--report %s: %s" % (args.report, err.strerror or err)) from None
+    start = time.monotonic()
+    data = load_vowels(folder)  # every file checked before any training
     if args.train_on_device:
         from .vowels_device import finetune_command
 
         return finetune_command(args, None, config, ts_files)
-    start = time.monotonic()
-    data = load_vowels()
     curve = {"train": [], "test": []}
 
     def on_epoch(epoch, loss, params):

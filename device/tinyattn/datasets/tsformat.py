@@ -16,8 +16,7 @@ def read_header(lines):
     {"problem", "dimensions", "classes"}, ValueError naming the line that is not valid."""
     header = {"problem": None, "dimensions": None, "classes": None}
     number = 0
-    for line in lines:
-        number += 1
+    for number, line in _numbered(lines, 0):
         line = line.strip()
         if not line or line[0] == "#":
             continue
@@ -51,6 +50,22 @@ def read_header(lines):
     raise ValueError("the file ends before @data (%d lines)" % number)
 
 
+def _numbered(lines, number):
+    """(number, line) of each line, counting on from `number`; a ValueError naming the line,
+    not a bare UnicodeError, at a byte that is not UTF-8."""
+    lines = iter(lines)
+    while True:
+        number += 1
+        try:
+            line = next(lines)
+        except StopIteration:
+            return
+        except UnicodeError:
+            raise ValueError("line %d (or one near it: text is decoded in blocks): a byte that "
+                             "is not UTF-8; a .ts file is UTF-8 text" % number)
+        yield number, line
+
+
 def _count(words, number):
     try:
         n = int(words[1])
@@ -66,9 +81,7 @@ def records(lines, header):
     steps, each a list of `dimensions` floats; label the index of its class in
     header["classes"]. ValueError naming the line that is not a valid series."""
     dims, classes = header["dimensions"], header["classes"]
-    number = header["first_line"] - 1
-    for line in lines:
-        number += 1
+    for number, line in _numbered(lines, header["first_line"] - 1):
         line = line.strip()
         if not line or line[0] == "#":
             continue

@@ -197,6 +197,12 @@ class QAttention:
         return out
 
     @staticmethod
+    def array_shapes(spec):
+        E = spec["E"]
+        return [("W" + n, "b", (E, E), True) for n in PROJECTIONS] + [
+            ("b" + n, "i", (E,), n in spec["bias"]) for n in PROJECTIONS]
+
+    @staticmethod
     def check_spec(where, spec):
         """What FIELDS cannot say of a description (at `where`); ValueError naming the field."""
         if spec["E"] % spec["H"]:
@@ -210,6 +216,12 @@ class QAttention:
         for name in spec["bias"]:
             if name not in PROJECTIONS:
                 raise ValueError("%s: 'bias' lists q, k, v, o, got %r" % (where, name))
+        if spec["mults"]["out"] is not None and spec["scales"]["y"] is None:
+            raise ValueError("%s: 'scales.y' must be a finite number > 0 when 'mults.out' is "
+                             "given" % where)
+        if spec["E"] // spec["H"] > kernels.MAX_DEPTH:
+            raise ValueError("%s: a head of %d values is over %d"
+                             % (where, spec["E"] // spec["H"], kernels.MAX_DEPTH))
 
     @staticmethod
     def from_spec(spec, arrays, prefix):

@@ -235,6 +235,12 @@ class QTransformerEncoderLayer:
         return out
 
     @staticmethod
+    def array_shapes(spec):
+        return [(name + "." + n, code, shape, required) for name in PARTS
+                if name in spec["parts"]
+                for n, code, shape, required in _PART_KINDS[name].array_shapes(spec["parts"][name])]
+
+    @staticmethod
     def check_spec(where, spec):
         """Each part's description against its int8 layer's FIELDS (act only for GELU)."""
         for name in spec["parts"]:
@@ -246,6 +252,20 @@ class QTransformerEncoderLayer:
                 check_layer_spec(where + ".parts." + name, spec["parts"][name], _PART_KINDS[name])
             elif name != "act":
                 raise ValueError("%s: 'parts' lacks %r" % (where, name))
+        p = spec["parts"]
+        E, F = p["self_attn"]["E"], p["linear1"]["out"]
+        for field, value, want in (
+                ("self_attn.seq_len", p["self_attn"]["seq_len"], spec["seq_len"]),
+                ("linear1.in", p["linear1"]["in"], E), ("linear2.in", p["linear2"]["in"], F),
+                ("linear2.out", p["linear2"]["out"], E), ("norm1.E", p["norm1"]["E"], E),
+                ("norm2.E", p["norm2"]["E"], E),
+                ("self_attn.mults.out", p["self_attn"]["mults"]["out"] is None, False),
+                ("linear1.mult", p["linear1"]["mult"] is None, False),
+                ("linear2.mult", p["linear2"]["mult"] is None, False)):
+            if value != want:
+                raise ValueError("%s: 'parts.%s' must be %s, got %r" % (
+                    where, field, "given (an int8 output)" if want is False else want,
+                    None if want is False else value))
 
     @staticmethod
     def from_spec(spec, arrays, prefix):

@@ -87,6 +87,22 @@ class QDense:
         return out
 
     @staticmethod
+    def array_shapes(spec):
+        """(name, typecode, shape, required) of the arrays a description needs (the
+        int8/spec.py check, before anything is allocated)."""
+        return [("W", "b", (spec["out"], spec["in"]), True), ("b", "i", (spec["out"],), False)]
+
+    @staticmethod
+    def check_spec(where, spec):
+        """An int8 output needs its scale; the accumulator's depth the kernel's bound."""
+        if spec["mult"] is not None and spec["s_y"] is None:
+            raise ValueError("%s: 's_y' must be a finite number > 0 when 'mult' is given"
+                             % where)
+        if spec["in"] > kernels.MAX_DEPTH:
+            raise ValueError("%s: 'in' %d is over %d (the int32 accumulator could overflow)"
+                             % (where, spec["in"], kernels.MAX_DEPTH))
+
+    @staticmethod
     def from_spec(spec, arrays, prefix):
         return QDense(spec["in"], spec["out"], flip(arrays[prefix + "W"]),
                       arrays.get(prefix + "b"), _tuple(spec["mult"]), spec["s_x"],
@@ -139,6 +155,20 @@ class QActivation:
         return [(prefix + "table", self.table, "b", (256,))]
 
     @staticmethod
+    def array_shapes(spec):
+        return [("table", "b", (256,), True)]
+
+    @staticmethod
+    def check_spec(where, spec):
+        """'name': what made the table, a float Activation's kind or the erf GELU."""
+        from ..nn.spec import ACTIVATIONS
+
+        names = ACTIVATIONS + (GELU,)
+        if spec["name"] not in names:
+            raise ValueError("%s: 'name' must be one of %s, got %r"
+                             % (where, ", ".join(names), spec["name"]))
+
+    @staticmethod
     def from_spec(spec, arrays, prefix):
         return QActivation(spec["name"], arrays[prefix + "table"], spec["s_x"], spec["s_y"])
 
@@ -172,6 +202,10 @@ class QTokens:
         return {"kind": "Tokens", "seq_len": self.seq_len, "s_x": self.s_x}
 
     def arrays(self, prefix):
+        return []
+
+    @staticmethod
+    def array_shapes(spec):
         return []
 
     @staticmethod
@@ -247,6 +281,10 @@ class QGlobalAvgPool:
         return spec
 
     def arrays(self, prefix):
+        return []
+
+    @staticmethod
+    def array_shapes(spec):
         return []
 
     @staticmethod

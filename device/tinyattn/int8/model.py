@@ -10,30 +10,8 @@ from .. import store
 from ..link.wire import FILE_QUANTIZED as QUANTIZED
 from ..nn.checks import require_2d
 from .numbers import dequantize, quantize_into, quantize_tensor
+from .spec import check_description, int8_class, layer_kind  # noqa: F401 (kept here too)
 
-
-
-def layer_kind(kind=None):
-    """The int8 layer class of a saved `kind` (its module imported now; None for a kind that
-    has none); without a kind, the names of every saved kind (every int8 module imported)."""
-    from ..nn.spec import KINDS
-
-    if kind is None:
-        return sorted(k for k in KINDS if layer_kind(k) is not None)
-    declared = KINDS.get(kind) if isinstance(kind, str) else None
-    cls = None if declared is None else int8_class(declared)
-    return cls if cls is not None and cls.kind == kind else None
-
-
-def int8_class(declared):
-    """The int8 class of a declared kind (nn/spec.py), imported now; None if it has none. A
-    model pays the heap of the int8 modules its kinds use only (the encoder's is ~17 KB)."""
-    from ..nn.spec import INT8, module_of
-
-    if declared[INT8] is None:
-        return None
-    module, _, name = module_of(declared[INT8], "tinyattn.int8").rpartition(".")
-    return getattr(__import__(module, None, None, [name]), name)
 
 
 class QSequential:
@@ -117,8 +95,15 @@ class QSequential:
         return arrays
 
     def save(self, path):
-        """Write the int8 model to `path` (store's format, kind "quantized")."""
-        store.write_file(path, QUANTIZED, self.description(), self.named_arrays())
+        """Write the int8 model to `path` (store's format, kind "quantized"); ValueError,
+        and nothing written, for a model that load would refuse (spec.check_description)."""
+        description, arrays = self.description(), self.named_arrays()
+        try:
+            check_description(description, dict((name, (code, tuple(shape)))
+                                                 for name, _, code, shape in arrays))
+        except ValueError as err:
+            raise ValueError("%s not saved: %s" % (path, err))
+        store.write_file(path, QUANTIZED, description, arrays)
 
 
 def from_description(description, arrays):
@@ -140,12 +125,27 @@ def from_description(description, arrays):
     return QSequential(layers)
 
 
+def qmodel_from(layers, arrays):
+    """A QSequential from layer descriptions and {name: (buffer, typecode, shape)} (the
+    link's LOAD_QMODEL), checked by spec.check_description before anything is made."""
+    if not layers:
+        raise ValueError("head field 'layers' must list at least one layer")
+    check_description({"layers": layers},
+                      dict((name, (entry[1], tuple(entry[2]))) for name, entry in arrays.items()))
+    return from_description({"layers": layers},
+                            dict((name, entry[0]) for name, entry in arrays.items()))
+
+
 def load(path):
-    """The int8 model saved at `path` by QSequential.save."""
+    """The int8 model saved at `path` by QSequential.save; ValueError naming the file and the
+    field or array when it is not a good one (spec.check_description, before the model is
+    made)."""
     kind, meta, stored = store.read_file(path)
     if kind != QUANTIZED:
         raise ValueError("%s holds a %r model, not a %r one" % (path, kind, QUANTIZED))
     try:
+        check_description(meta, dict((name, (store.typecode(value), shape))
+                                     for name, shape, value in stored))
         return from_description(meta, dict((name, value) for name, _, value in stored))
     except ValueError as err:
         raise ValueError("%s: %s" % (path, err))

@@ -80,6 +80,10 @@ class QLayerNorm:
                 (prefix + "beta", self.beta, "i", (self.E,))]
 
     @staticmethod
+    def array_shapes(spec):
+        return [("gamma", "b", (spec["E"],), True), ("beta", "i", (spec["E"],), True)]
+
+    @staticmethod
     def from_spec(spec, arrays, prefix):
         return QLayerNorm(spec["E"], flip(arrays[prefix + "gamma"]), arrays[prefix + "beta"],
                           spec["eps"], tuple(spec["mult"]), spec["s_x"], spec["s_g"],
@@ -134,6 +138,10 @@ class QPositional:
 
     def arrays(self, prefix):
         return [(prefix + "P", self.P, "b", (self.seq_len, self.E))]
+
+    @staticmethod
+    def array_shapes(spec):
+        return [("P", "b", (spec["seq_len"], spec["E"]), True)]
 
     @staticmethod
     def from_spec(spec, arrays, prefix):

@@ -1,38 +1,120 @@
-"""An int8 model from a description sent by a host, checked field by field (LOAD_QMODEL).
+"""An int8 model's description checked against its arrays, before anything is allocated: the
+one check of every way an int8 model arrives (int8.load, the link's LOAD_QMODEL: model.py) and
+of what QSequential.save writes; and the int8 class of each saved kind (layer_kind).
 
 The description is what QSequential's layers give as spec(), checked against each int8 layer
-class's FIELDS (and its check_spec, when it has one); the arrays are checked against what the
-built model holds (layer.arrays()): the same names, typecodes and shapes, nothing left over.
-Every problem is a ValueError naming the layer and the field or array.
+class's FIELDS (and its check_spec, when it has one); the arrays, {name: (typecode, shape)},
+against what each class's array_shapes says the description needs: the same names,
+typecodes and shapes, nothing left over. The layers must fit together as a float model of the
+same sizes would (nn/flow.py), and only the last one may keep its int32 accumulator. Every
+problem is a ValueError naming the layer and the field or array.
 """
 
 from .fields import check_layer_spec
 
 
-def qmodel_from(layers, arrays):
-    """A QSequential from layer descriptions and {name: (buffer, typecode, shape)}."""
-    from .model import from_description
+def check_description(description, shapes):
+    """ValueError unless `description` ({"layers": [spec, ...]}) and `shapes`
+    ({name: (typecode, shape)} of the arrays at hand) make a working int8 model."""
+    from ..nn.flow import follow
 
-    if not layers:
-        raise ValueError("head field 'layers' must list at least one layer")
-    for i, spec in enumerate(layers):
-        _check_layer(i, spec)
-    buffers = dict((name, entry[0]) for name, entry in arrays.items())
-    model = from_description({"layers": layers}, buffers)
+    description = _plain(description)  # a model's own description() has tuples
+    layers = description.get("layers") if isinstance(description, dict) else None
+    if not isinstance(layers, list) or not layers:
+        raise ValueError("the int8 model's description must be {\"layers\": [a layer, ...]}, "
+                         "got %s" % _short(description))
     held = []
-    for i, layer in enumerate(model.layers):
-        if _plain(layer.spec()) != layers[i]:
-            raise ValueError("layers[%d] does not describe the layer its arrays make: %r"
-                             % (i, layer.spec()))
-        for name, _, code, shape in layer.arrays("%d." % i):
-            if arrays[name][1:] != (code, tuple(shape)):
-                raise ValueError("array %s must be %r of shape %r, got %r of %r"
-                                 % (name, code, tuple(shape), arrays[name][1], arrays[name][2]))
-            held.append(name)
-    extra = [name for name in arrays if name not in held]
+    for i, spec in enumerate(layers):
+        where = "layers[%d]" % i
+        cls = _check_layer(i, spec)
+        if i < len(layers) - 1 and _int32_output(spec):
+            raise ValueError("%s: only the last layer may keep its int32 accumulator (its "
+                             "multiplier null)" % where)
+        for name, code, shape, required in cls.array_shapes(spec):
+            name = "%d.%s" % (i, name)
+            if name in shapes:
+                got = shapes[name]
+                if tuple(got) != (code, shape):
+                    raise ValueError("array %s must be %r of shape %r, got %r of shape %r"
+                                     % (name, code, shape, got[0], got[1]))
+                held.append(name)
+            elif required:
+                raise ValueError("%s needs array %s (%r of shape %r)" % (where, name, code, shape))
+    extra = [name for name in shapes if name not in held]
     if extra:
         raise ValueError("arrays %s are not part of the int8 model" % sorted(extra))
-    return model
+    try:
+        follow(float_config(layers))
+    except ValueError as err:
+        raise ValueError("the layers do not fit together: %s" % err)
+
+
+def layer_kind(kind=None):
+    """The int8 layer class of a saved `kind` (its module imported now; None for a kind that
+    has none); without a kind, the names of every saved kind (every int8 module imported)."""
+    from ..nn.spec import KINDS
+
+    if kind is None:
+        return sorted(k for k in KINDS if layer_kind(k) is not None)
+    declared = KINDS.get(kind) if isinstance(kind, str) else None
+    cls = None if declared is None else int8_class(declared)
+    return cls if cls is not None and cls.kind == kind else None
+
+
+def int8_class(declared):
+    """The int8 class of a declared kind (nn/spec.py), imported now; None if it has none. A
+    model pays the heap of the int8 modules its kinds use only (the encoder's is ~17 KB)."""
+    from ..nn.spec import INT8, module_of
+
+    if declared[INT8] is None:
+        return None
+    module, _, name = module_of(declared[INT8], "tinyattn.int8").rpartition(".")
+    return getattr(__import__(module, None, None, [name]), name)
+
+
+def _check_layer(i, spec):
+    """The int8 class of layers[i], its description checked against its schema."""
+    kind = spec.get("kind") if isinstance(spec, dict) else None
+    cls = layer_kind(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ValueError("layers[%d]: 'kind' must be one of %s, got %r"
+                         % (i, ", ".join(layer_kind()), kind))
+    check_layer_spec("layers[%d]" % i, spec, cls)
+    if spec["kind"] == "SelfAttention" and spec["seq_len"] is None:
+        raise ValueError("layers[%d]: 'seq_len' must be an int >= 1 in a model" % i)
+    return cls
+
+
+def _int32_output(spec):
+    """Whether a (checked) layer description keeps its int32 accumulator as its output."""
+    if spec["kind"] == "Dense":
+        return spec["mult"] is None
+    return spec["kind"] == "SelfAttention" and spec["mults"]["out"] is None
+
+
+def float_config(layers):
+    """The float config of the same sizes as (checked) int8 layer descriptions: what
+    nn/flow.py follows."""
+    return [_float_entry(spec) for spec in layers]
+
+
+def _float_entry(spec):
+    kind = spec["kind"]
+    if kind == "Dense":
+        return [kind, spec["in"], spec["out"]]
+    if kind == "Activation":
+        return [kind, "relu"]
+    if kind == "SelfAttention":
+        return [kind, spec["E"], spec["H"], spec["seq_len"]]
+    if kind == "LayerNorm":
+        return [kind, spec["E"]]
+    if kind == "PositionalEmbedding":
+        return [kind, spec["seq_len"], spec["E"]]
+    if kind == "TransformerEncoderLayer":
+        attn = spec["parts"]["self_attn"]
+        return [kind, attn["E"], attn["H"], spec["parts"]["linear1"]["out"], 0.0, "relu",
+                False, 1e-5, spec["seq_len"]]
+    return [kind, spec["seq_len"]]  # Tokens, GlobalAvgPool
 
 
 def _plain(value):
@@ -44,12 +126,6 @@ def _plain(value):
     return value
 
 
-def _check_layer(i, spec):
-    from .model import layer_kind
-
-    kind = spec.get("kind") if isinstance(spec, dict) else None
-    cls = layer_kind(kind) if isinstance(kind, str) else None
-    if cls is None:
-        raise ValueError("layers[%d]: 'kind' must be one of %s, got %r"
-                         % (i, ", ".join(layer_kind()), kind))
-    check_layer_spec("layers[%d]" % i, spec, cls)
+def _short(value):
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -211,7 +211,7 @@ def quantize(session, head, arrays):
 
 def load_qmodel(session, head, arrays):
     """An int8 model from its layer descriptions and integer arrays (as QUANTIZE replies)."""
-    from ..int8.spec import qmodel_from
+    from ..int8.model import qmodel_from
 
     only(head, ("layers",))
     layers = field(head, "layers", "list")
@@ -249,16 +249,18 @@ def forward_int8(session, head, arrays):
 def stream(session, head, arrays):
     """The loaded (causal) model's output for one more token x (1, F), through a Stream of
     `window` tokens (nn/stream.py); a new stream on reset, a new window or a new model."""
-    from ..nn.stream import Stream
+    from ..nn.stream import Stream, check_frame, frame_width
 
     only(head, ("window", "reset"))
     window = field(head, "window", "int", low=1, high=MAX_SEQ_LEN)
+    reset = field(head, "reset", "bool", False)
     expect(arrays, ("x",))
     model = need_model(session)
     x = matrix(arrays, "x")
     held = session.stream
-    if field(head, "reset", "bool", False) or held is None or held[0] is not model \
-            or held[1].window != window:
+    check_frame(x, held[1].width if held is not None and held[0] is model
+                else frame_width(model))  # a refused token leaves the stream as it was
+    if reset or held is None or held[0] is not model or held[1].window != window:
         session.stream = held = None
         gc.collect()
         session.stream = held = (model, Stream(model, window))

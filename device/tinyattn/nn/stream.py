@@ -35,9 +35,14 @@ class Stream:
     """One token at a time through `model` (a Sequential) with a window of W tokens."""
 
     def __init__(self, model, window):
+        from .sequential import Sequential
+
+        if not isinstance(model, Sequential):
+            raise ValueError("model must be a Sequential, got %s" % type(model).__name__)
         if not isinstance(window, int) or window < 1:
             raise ValueError("window must be an int >= 1, got %r" % (window,))
         self.window = window
+        self.width = frame_width(model)
         self.steps = []  # (kind, layer, state) in model order
         self.limit = None
         for layer in model.layers:
@@ -81,9 +86,7 @@ class Stream:
 
     def step(self, x_t):
         """The model's output (1, out) for the next token x_t (1, F)."""
-        require_2d("x_t", x_t)
-        if x_t.shape[0] != 1:
-            raise ValueError("step takes one token, a (1, F) array, got %r" % (x_t.shape,))
+        check_frame(x_t, self.width)
         t = self.t
         if self.limit is not None and t >= self.limit:
             raise ValueError("the positional table has %d rows: the stream took them all, "
@@ -150,6 +153,32 @@ def _encoder_step(layer, cache, x, slot, kept):
         return h + ff(layer.norm2.forward(h))
     h = layer.norm1.forward(x + cache.attend(x, slot, kept))
     return layer.norm2.forward(h + ff(h))
+
+
+def frame_width(model):
+    """The features of one token of a stream of `model` (a Sequential): the first width a
+    layer fixes (nn/flow.py), less the Tokens before it; None when no layer fixes one."""
+    from .flow import follow
+    from .spec import FLOW, KINDS
+
+    width, split = follow(model.config())[0], 1
+    for layer in model.layers:
+        kind = KINDS[type(layer).__name__]
+        if kind[0] == "Tokens":
+            split *= layer.seq_len
+        elif any(step == "features" for step, _ in kind[FLOW]):
+            break
+    return None if width is None else width // split
+
+
+def check_frame(x_t, width):
+    """ValueError unless x_t is one token (1, F) of `width` features (None: any)."""
+    require_2d("x_t", x_t)
+    if x_t.shape[0] != 1:
+        raise ValueError("step takes one token, a (1, F) array, got %r" % (x_t.shape,))
+    if width is not None and x_t.shape[1] != width:
+        raise ValueError("a token of this stream has %d features, got %r"
+                         % (width, x_t.shape))
 
 
 def _width_before(model, pool):

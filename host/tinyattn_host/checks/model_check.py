@@ -47,6 +47,7 @@ def _inputs(model_path, config, X):
     """X as float64 rows, checked against the model's input width; expect's shape checked."""
     width, rows_per_sample, _ = device_module("nn/flow").follow(config)
     X = np.asarray(X)
+    _finite(X, "the inputs")
     if X.ndim != 2 or X.shape[0] == 0:
         raise ModelCheckError("the inputs must be (rows, features), got shape %s" % (X.shape,))
     if width is not None and X.shape[1] != width:
@@ -55,15 +56,26 @@ def _inputs(model_path, config, X):
     if X.shape[0] % rows_per_sample:
         raise ModelCheckError("the inputs have %d rows; %s takes sequences of %d rows"
                               % (X.shape[0], model_path, rows_per_sample))
-    if not np.isfinite(X).all():
-        raise ModelCheckError("the inputs hold NaN or infinity")
-    return X.astype(np.float32).astype(np.float64), rows_per_sample
+    with np.errstate(over="ignore"):
+        X = X.astype(np.float32)
+    _finite(X, "the inputs (as float32, the board's numbers)")
+    return X.astype(np.float64), rows_per_sample
+
+
+def _finite(values, what):
+    """ModelCheckError unless `values` are numbers, all finite (a NaN compares as no error)."""
+    values = np.asarray(values)
+    if values.dtype.kind not in "iuf":
+        raise ModelCheckError("%s must be numbers, got an array of %s" % (what, values.dtype))
+    if not np.isfinite(values).all():
+        raise ModelCheckError("%s hold NaN or infinity: nothing can be compared with them"
+                              % what)
 
 
 def check_model(link, model_path, X, batch_size=16, out=print, expect=None, progress=None):
     """Load `model_path` on the device behind `link`, push X (rows, features), compare with
     the reference and with `expect` when given; returns (ok, worst relative error)."""
-    _, meta, arrays = modelfile.read_model(model_path)
+    meta, arrays = modelfile.read_float_model(model_path)
     config = meta["config"]
     X, rows_per_sample = _inputs(model_path, config, X)
     params = {k: v.astype(np.float64) for k, v in arrays.items()}
@@ -71,6 +83,8 @@ def check_model(link, model_path, X, batch_size=16, out=print, expect=None, prog
     if expect is not None and np.shape(expect) != want.shape:
         raise ModelCheckError("the expected outputs have shape %s; the model gives %s for "
                               "these inputs" % (np.shape(expect), want.shape))
+    if expect is not None:
+        _finite(expect, "the expected outputs")
     free = link.hello()["free"]
     needs, message = load_needs(config, arrays)
     does_not_fit = "%s does not fit the board's heap: %%s (about %d KB needed: its %d KB " \
@@ -140,7 +154,12 @@ def check_model_command(args):
     with bad_file_is_input_error():
         X = read_array(args.inputs, "input rows")
         expect = read_array(args.expect, "expected outputs") if args.expect else None
-        modelfile.read_model(args.model)  # a bad file is refused before the board is opened
+        meta, arrays = modelfile.read_float_model(args.model)  # refused before the board opens,
+        for name, values in arrays.items():
+            _finite(values, "%s: array %s" % (args.model, name))
+        _inputs(args.model, meta["config"], X)  # as are inputs that do not fit it
+        if expect is not None:
+            _finite(expect, "the expected outputs")
     with Board(port=choose(args.port), deploy="auto", heap=args.heap) as board:
         ok, _ = check_model(board.start_link(), args.model, X, args.batch_size, expect=expect)
     return 0 if ok else 1

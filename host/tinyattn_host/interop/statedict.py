@@ -168,6 +168,7 @@ def import_npz(npz_path, layers, model_path):
     """Write the model file `model_path` from a .npz state_dict; returns the config."""
     state = read_state_dict(npz_path)
     config, params = import_state_dict(state, layers)
+    modelfile.check_float_model(model_path, config, params)  # nothing written load refuses
     modelfile.write_model(model_path, SEQUENTIAL, {"config": config, "torch": layers}, params)
     return config
 
@@ -175,9 +176,7 @@ def import_npz(npz_path, layers, model_path):
 def export_npz(model_path, npz_path, layers=None):
     """Write a .npz state_dict from a model file (saved by import_npz, or by the device's
     save()); `layers` defaults to the description import_npz kept in the file."""
-    kind, meta, arrays = modelfile.read_model(model_path)
-    if kind != SEQUENTIAL:
-        raise StateDictError("%s holds a %r model, not a %r one" % (model_path, kind, SEQUENTIAL))
+    meta, arrays = modelfile.read_float_model(model_path)
     if layers is None:
         layers = meta.get("torch")
         if layers is None:

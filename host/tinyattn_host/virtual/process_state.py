@@ -18,15 +18,17 @@ import signal
 LINE, STREAM, UNKNOWN = "line", "stream", "unknown"
 # System call numbers by ELF machine and class (32/64-bit): read, and the calls that wait on
 # several descriptors (poll, ppoll, select, pselect6, and their time64 forms on 32-bit).
+# A wait stopped and continued (SIGSTOP/SIGCONT: a debugger, a suspended laptop) goes on in
+# restart_syscall (219 on x86_64, 0 on i386 and arm, 128 on aarch64 and riscv): a wait too.
 _READ, _WAIT = 0, 1
 _SYSCALLS = {
-    (62, 64): ({0}, {7, 23, 270, 271}),                # x86_64
-    (3, 32): ({3}, {82, 142, 168, 308, 309, 413, 414}),  # i386 (also on an x86_64 kernel)
-    (62, 32): ({3}, {82, 142, 168, 308, 309, 413, 414}),  # x32 binaries report i386 numbers
-    (183, 64): ({63}, {72, 73}),                       # aarch64
-    (40, 32): ({3}, {142, 168, 335, 336, 413, 414}),   # arm
-    (243, 64): ({63}, {72, 73}),                       # riscv64
-    (243, 32): ({63}, {72, 73, 413, 414}),             # riscv32
+    (62, 64): ({0}, {7, 23, 219, 270, 271}),                # x86_64
+    (3, 32): ({3}, {0, 82, 142, 168, 308, 309, 413, 414}),  # i386 (also on an x86_64 kernel)
+    (62, 32): ({3}, {0, 82, 142, 168, 308, 309, 413, 414}),  # x32 binaries: i386 numbers
+    (183, 64): ({63}, {72, 73, 128}),                       # aarch64
+    (40, 32): ({3}, {0, 142, 168, 335, 336, 413, 414}),     # arm
+    (243, 64): ({63}, {72, 73, 128}),                       # riscv64
+    (243, 32): ({63}, {72, 73, 128, 413, 414}),             # riscv32
 }
 
 # futex (and futex_time64 on 32-bit) by ELF machine and class, as _SYSCALLS

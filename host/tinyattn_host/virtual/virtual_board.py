@@ -21,6 +21,7 @@ import threading
 import tty
 from pathlib import Path
 
+from ..cli import heap_size
 from ..errors import BoardError
 from . import unixport
 from .pty_pump import PtyPump
@@ -45,6 +46,8 @@ class VirtualBoard(PtyPump):
     """
 
     def __init__(self, flash_dir=None, interpreter=None, heap=None):
+        if heap or os.environ.get("VIRTUAL_HEAP"):  # refused before anything starts
+            heap_size(heap or os.environ["VIRTUAL_HEAP"], "--heap" if heap else "VIRTUAL_HEAP")
         self.interpreter = interpreter or unixport.interpreter()
         self._own_flash = flash_dir is None
         self.flash_dir = None if flash_dir is None else Path(flash_dir).resolve()
