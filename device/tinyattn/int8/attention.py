@@ -199,8 +199,10 @@ class QAttention:
     @staticmethod
     def array_shapes(spec):
         E = spec["E"]
-        return [("W" + n, "b", (E, E), True) for n in PROJECTIONS] + [
-            ("b" + n, "i", (E,), n in spec["bias"]) for n in PROJECTIONS]
+        E_kv = (spec.get("H_kv") or spec["H"]) * (E // spec["H"]) if spec["H"] else E
+        rows = dict((n, E_kv if n in ("k", "v") else E) for n in PROJECTIONS)
+        return [("W" + n, "b", (rows[n], E), True) for n in PROJECTIONS] + [
+            ("b" + n, "i", (rows[n],), n in spec["bias"]) for n in PROJECTIONS]
 
     @staticmethod
     def check_spec(where, spec):
