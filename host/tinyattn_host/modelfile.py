@@ -19,6 +19,7 @@ from .protocol import CODES, DTYPES, wire
 
 MAGIC, END, VERSION = wire.FILE_MAGIC, wire.FILE_END, wire.FILE_VERSION
 SEQUENTIAL = wire.FILE_SEQUENTIAL  # the kind of a Sequential model's file
+QUANTIZED = wire.FILE_QUANTIZED  # the kind of an int8 model's file
 
 
 class ModelFileError(InputError):

@@ -1,6 +1,5 @@
-"""The int8 formats on the host in float64, as device/tinyattn/int8/numbers.py makes them
-(for tests/int8_models.py's quantizer): scales held as the float32 a board holds, rounding
-half up, the device's own fixed_point and bias room (int8/fixedpoint.py, loaded here)."""
+"""The int8 formats on the host in float64, as device/tinyattn/int8/numbers.py makes them:
+scales held as the float32 a board holds, rounding half up, the device's own fixed_point and bias room (int8/fixedpoint.py, loaded here)."""
 
 import math
 
