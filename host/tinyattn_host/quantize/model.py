@@ -6,6 +6,8 @@ import os
 import tempfile
 from functools import partial
 
+import numpy as np
+
 from .. import modelfile
 from ..reference.encoder import gelu_forward
 from ..reference.layers import activation_forward
@@ -49,6 +51,10 @@ def quantize(config, params, calib, mask=None, rows=1, batch_size=None, progress
     calibration rows calib (samples of `rows` rows, and their padding mask), batch_size
     samples at a time: (specs, arrays named "<i>.<name>")."""
     stats = calibrate(config, params, calib, mask, rows, batch_size, progress)
+    for i, st in enumerate(stats):
+        if not np.isfinite(_values(st)).all():
+            raise ValueError("layer %d (%s) gives NaN or infinity on the calibration rows: its "
+                             "weights, or the rows, are too large to quantize" % (i, config[i][0]))
     specs, arrays = [], {}
     s_x = scale_for(stats[0]["in"])
     for i, (spec, st) in enumerate(zip(config, stats)):
@@ -58,6 +64,12 @@ def quantize(config, params, calib, mask=None, rows=1, batch_size=None, progress
         arrays.update(made[1])
         s_x = out_scale(made[0])
     return specs, arrays
+
+
+def _values(stats):
+    """Every number of a layer's statistics (a dict of floats and of such dicts)."""
+    return [v for value in stats.values()
+            for v in (_values(value) if isinstance(value, dict) else [value])]
 
 
 def out_scale(spec):

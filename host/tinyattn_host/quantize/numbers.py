@@ -36,7 +36,9 @@ def int8_weights(W):
 def int32_bias(b, scale, depth):
     """b / scale as int32, checked so that depth * 2^14 + |b_q| stays inside int32."""
     q = round_half_up(np.asarray(b) / scale)
-    assert np.abs(q).max() <= FIXED_POINT.bias_room(depth), "bias overflows int32"
+    if np.abs(q).max() > FIXED_POINT.bias_room(depth):
+        raise ValueError("a bias of %r at scale %r overflows the int32 accumulator"
+                         % (float(np.abs(b).max()), scale))
     return q.astype(np.int32)
 
 
@@ -47,7 +49,8 @@ def multiplier(s_in, s_out, limit=128):
 def add_multipliers(s_a, s_b, s_y):
     """int8/norm.py's add_multipliers: one shift s, the larger multiplier in [2^14, 2^15)."""
     top = max(s_a, s_b) / s_y
-    assert math.floor(top + 0.5) < 32768, "an add's input scale is over 2^15 its output's"
+    if not math.floor(top + 0.5) < 32768:
+        raise ValueError("an add's input scale is over 2^15 its output's")
     s = 0
     while s < 30 and math.floor(top * (1 << (s + 1)) + 0.5) < 32768:
         s += 1
