@@ -44,7 +44,8 @@ def check_rows(x, width, rows_per_sample, what):
     if x.shape[0] % rows_per_sample:
         raise CalibrationError("%s has %d rows; the model takes samples of %d rows"
                                % (what, x.shape[0], rows_per_sample))
-    x = x.astype(np.float32)
+    with np.errstate(over="ignore"):  # beyond float32: infinity, refused below
+        x = x.astype(np.float32)
     if not np.isfinite(x).all():
         raise CalibrationError("%s holds NaN or infinity (as float32); calibration rows must "
                                "be finite" % what)
