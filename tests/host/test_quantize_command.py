@@ -228,3 +228,16 @@ def test_an_unwritable_output_is_refused_before_any_work(tmp_path, capsys):
     finally:
         folder.chmod(0o700)
     assert status == 2 and "cannot write there" in capsys.readouterr().err
+
+
+def test_import_torch_int8_writes_quantizes_file_at_once(sensor_files, tmp_path, capsys):
+    out = str(tmp_path / "direct.bin")
+    assert main(["import-torch", sensor("model.npz"), sensor("layers.json"), "-o", out,
+                 "--int8", sensor("calib1000.npy"), "--batch-size", "50"]) == 0
+    assert open(out, "rb").read() == open(sensor_files[1], "rb").read()
+    assert main(["import-torch", sensor("model.npz"), sensor("layers.json"), "-o", out,
+                 "--int8", sensor("out.npy")]) == 1
+    assert "has rows of 4 features; the model takes rows of 120" in capsys.readouterr().err
+    assert main(["import-torch", sensor("model.npz"), sensor("layers.json"), "-o", out,
+                 "--batch-size", "4"]) == 2
+    assert "--batch-size and --mask are --int8's" in capsys.readouterr().err

@@ -73,6 +73,13 @@ def quantize_file(model_path, rows_path, out_path, batch_size=16, lengths_path=N
     lengths_path), batch_size samples at a time; write the int8 file to out_path. Returns
     (specs, arrays, the file's size in bytes)."""
     config, params = read_float_model(model_path)
+    return quantize_to_file(config, params, rows_path, out_path, batch_size, lengths_path,
+                            progress)
+
+
+def quantize_to_file(config, params, rows_path, out_path, batch_size=16, lengths_path=None,
+                     progress=None):
+    """quantize_file's work for a float model given as (config, params)."""
     width, rows, _ = device_module("nn/flow").follow(config)
     x = check_rows(read_array(rows_path, "calibration rows"), width, rows,
                    "the calibration file %s" % rows_path)
@@ -80,6 +87,7 @@ def quantize_file(model_path, rows_path, out_path, batch_size=16, lengths_path=N
     if lengths_path is not None:
         mask = mask_of(read_array(lengths_path, "sequence lengths"), len(x) // rows, config,
                        "the lengths file %s" % lengths_path)
+    params = {k: np.asarray(v, np.float32).astype(np.float64) for k, v in params.items()}
     specs, arrays = quantize(config, params, x, mask, rows, batch_size, progress)
     data = model_bytes(specs, arrays)
     _write_atomically(out_path, data)
