@@ -98,10 +98,11 @@ def _sealed(data):
 
 def write_model(path, kind, meta, arrays):
     """Write {name: ndarray} (float arrays as float32; int8, uint8, int16, int32 as they are)
-    with a kind and JSON meta; the file appears at `path` only when complete."""
+    with a kind and JSON meta (or its JSON text); the file appears at `path` only when complete."""
     path = os.fspath(path)
     body = bytearray(MAGIC + struct.pack("<H", VERSION))
-    for text, fmt in ((kind, "<H"), (json.dumps(meta), "<I")):
+    meta_text = meta if isinstance(meta, str) else json.dumps(meta)
+    for text, fmt in ((kind, "<H"), (meta_text, "<I")):
         encoded = text.encode()
         body += struct.pack(fmt, len(encoded)) + encoded
     body += struct.pack("<H", len(arrays))

@@ -112,10 +112,13 @@ def test_a_mask_keeps_the_padding_out_of_the_scales(tmp_path):
     _, meta_f, arrays = modelfile.read_model(path)
     config, params = meta_f["config"], {k: v.astype(np.float64) for k, v in arrays.items()}
     # the input scale is every row's, padding too (the board's calibration takes max |x| over
-    # all rows); the pool's output scale is max |mean over the kept tokens| / 127
+    # all rows); the pool's output scale is max |mean over the kept tokens|, a step up (32
+    # steps an octave), / 127
     assert meta["layers"][0]["s_x"] == meta_u["layers"][0]["s_x"]
     pooled, _ = sequential_forward(config[:4], params, x.astype(np.float64), mask)
-    assert meta["layers"][3]["s_y"] == float(np.float32(np.abs(pooled).max() / 127))
+    top = np.abs(pooled).max()
+    step = 2.0 ** np.floor(np.log2(top)) / 32
+    assert np.float32(meta["layers"][3]["s_y"]) == np.float32(np.ceil(top / step) * step / 127)
     assert meta["layers"][3]["s_y"] != meta_u["layers"][3]["s_y"]
     want, _ = sequential_forward(config, params, x, mask)
     got = int8_outputs(masked, x.astype(np.float64), mask)

@@ -117,8 +117,11 @@ class QSequential:
         return arrays
 
     def save(self, path):
-        """Write the int8 model to `path` (store's format, kind "quantized")."""
-        store.write_file(path, QUANTIZED, self.description(), self.named_arrays())
+        """Write the int8 model to `path` (store's format, kind "quantized"), its description
+        as canonical JSON: the bytes the host's quantizer writes for the same model."""
+        from ..canonical_json import dumps
+
+        store.write_file(path, QUANTIZED, dumps(self.description()), self.named_arrays())
 
 
 def from_description(description, arrays):

@@ -8,6 +8,9 @@ from .layers import GELU, activation, attention, attention_params, dense, layern
     projection_stats
 from .numbers import add_multipliers, max_abs, scale_for
 
+PARTS = ("self_attn", "linear1", "act", "linear2", "norm1", "norm2")
+"""int8/encoder.py's PARTS: the order of an encoder layer's arrays in its file."""
+
 
 def encoder_stats(spec, p, x, mask=None):
     """int8/encoder.py's encoder_stats on the float64 reference: (y, {name: max |.|})."""
@@ -45,11 +48,10 @@ def encoder(spec, p, stats, s_x, s_y, prefix=""):
     """QTransformerEncoderLayer.from_float: ReLU folded into linear1, GELU a table."""
     _, E, H, F, _, act, norm_first, eps, S, causal = spec
     sc = lambda name: scale_for(stats[name])  # noqa: E731
-    parts, arrays = {}, {}
+    parts, part_arrays = {}, {}
 
     def add(name, made):
-        parts[name] = made[0]
-        arrays.update(made[1])
+        parts[name], part_arrays[name] = made
 
     def attn(s_in):
         add("self_attn", attention(attention_params(p, "self_attn."), stats["attention"], H,
@@ -85,6 +87,9 @@ def encoder(spec, p, stats, s_x, s_y, prefix=""):
         s_y0 = sc("y0")
         adds.append(add_multipliers(s_h, ff(s_h), s_y0))
         norm(2, s_y0, s_y)
+    arrays = {}
+    for name in PARTS:  # the order of the board's file
+        arrays.update(part_arrays.get(name, {}))
     return {"kind": "TransformerEncoderLayer", "seq_len": S, "norm_first": norm_first,
             "causal": causal, "adds": adds, "s_x": s_x, "s_y": s_y, "parts": parts}, arrays
 

@@ -1,14 +1,14 @@
 """One float layer to its int8 form on the host, as device/tinyattn/int8/ makes it (each int8
-class's from_float / quantize): (spec, {name: int array}). Numbers in float64, scales held as
-the float32 a board holds (numbers.py)."""
+class's from_float / quantize): (spec, {name: int array}), every scale's arithmetic in a
+board's float32 (numbers.py)."""
 
 import numpy as np
 
 from ..reference import int8 as ref
 from ..reference import int8_encoder as qref
 from ..reference.attention import ATTENTION_PARAMS
-from .numbers import (add_multipliers, int8_weights, int32_bias, max_abs, multiplier,
-                      quantize_tensor, scale_for)
+from .numbers import (add_multipliers, f32, int8_weights, int32_bias, max_abs, multiplier,
+                      over, quantize_tensor, scale_for, times)
 
 GELU = "gelu_erf"  # the table's name for the erf GELU (int8/layers.py's GELU)
 
@@ -19,8 +19,8 @@ def dense(W, b, s_x, s_y, lo=-128, prefix=""):
     Wq, s_w = int8_weights(W)
     arrays = {prefix + "W": Wq}
     if b is not None:
-        arrays[prefix + "b"] = int32_bias(b, s_x * s_w, W.shape[1])
-    mult = None if s_y is None else multiplier(s_x * s_w, s_y)
+        arrays[prefix + "b"] = int32_bias(b, times(s_x, s_w), W.shape[1])
+    mult = None if s_y is None else multiplier(times(s_x, s_w), s_y)
     spec = {"kind": "Dense", "in": W.shape[1], "out": W.shape[0], "mult": mult, "s_x": s_x,
             "s_w": s_w, "s_y": s_y, "lo": lo}
     return spec, arrays
@@ -28,7 +28,7 @@ def dense(W, b, s_x, s_y, lo=-128, prefix=""):
 
 def activation(name, forward, s_x, s_y, prefix=""):
     """The table of forward at every int8 input: table[u] = round(f((u ^ 128) - 128) s_x) / s_y)."""
-    values = np.array([((u ^ 128) - 128) * s_x for u in range(256)])
+    values = np.array([times((u ^ 128) - 128, s_x) for u in range(256)])
     spec = {"kind": "Activation", "name": name, "s_x": s_x, "s_y": s_y}
     return spec, {prefix + "table": quantize_tensor(forward(values), s_y)}
 
@@ -37,7 +37,7 @@ def layernorm(gamma, beta, eps, s_x, s_y, prefix=""):
     """QLayerNorm.from_float: gamma int8, beta int32 at the scale of z = xhat 2^FRACTION."""
     E = len(gamma)
     gq, s_g = int8_weights(gamma)
-    s_z = s_g / (1 << qref.NORM_FRACTION)
+    s_z = over(s_g, 1 << qref.NORM_FRACTION)
     spec = {"kind": "LayerNorm", "E": E, "eps": qref.eps_units(eps, E, s_x),
             "mult": multiplier(s_z, s_y), "s_x": s_x, "s_g": s_g, "s_y": s_y}
     return spec, {prefix + "gamma": gq, prefix + "beta": int32_bias(beta, s_z, 512)}
@@ -69,18 +69,18 @@ def attention(p, stats, H, S, s_x, s_y, prefix=""):
     for n in "qkvo":
         if n == "o":
             scales["ctx"] = scales["v"]  # a context row is a convex combination of V rows
-            s_acc = scales["ctx"] * scales["wo"]
+            s_acc = times(scales["ctx"], scales["wo"])
             mults["out"] = None if s_y is None else multiplier(s_acc, s_y)
         else:
             scales[n] = scale_for(stats[n])
-            s_acc = s_x * scales["w" + n]
+            s_acc = times(s_x, scales["w" + n])
             mults[n] = multiplier(s_acc, scales[n])
         if p.get("b" + n) is not None:
             arrays[prefix + "b" + n] = int32_bias(p["b" + n], s_acc, E)
             bias.append(n)
-    score = scales["q"] * scales["k"] / ((E // H) ** 0.5) * ref.EXP_STEPS
+    score = f32(scales["q"]) * f32(scales["k"]) / f32(E // H) ** f32(0.5) * ref.EXP_STEPS
     mults["score"] = list(ref.fixed_point(score, ref.EXP_LIMIT))
-    mults["ctx"] = multiplier(scales["v"] / ref.PROB_ONE, scales["ctx"])
+    mults["ctx"] = multiplier(over(scales["v"], ref.PROB_ONE), scales["ctx"])
     spec = {"kind": "SelfAttention", "E": E, "H": H, "seq_len": S, "mults": mults,
             "scales": scales, "bias": bias}
     return spec, arrays

@@ -9,13 +9,16 @@ from functools import partial
 import numpy as np
 
 from .. import modelfile
+from ..device_modules import device_module
 from ..reference.encoder import gelu_forward
 from ..reference.layers import activation_forward
 from ..reference.sequential import int8_layers  # noqa: F401  (the int8 reference of a model)
 from .calibrate import calibrate, layer_params
 from .encoder import encoder
 from .layers import GELU, activation, attention, attention_params, dense, layernorm, positional
-from .numbers import multiplier, scale_for
+from .numbers import multiplier, over, scale_for, times
+
+CANONICAL = device_module("canonical_json")
 
 
 def quantize_layer(spec, p, stats, s_x, s_y, prefix):
@@ -32,7 +35,7 @@ def quantize_layer(spec, p, stats, s_x, s_y, prefix):
         return activation(spec[1], partial(activation_forward, kind=spec[1]), s_x, s_y, prefix)
     s_y = s_y or scale_for(stats["out"])
     if kind == "GlobalAvgPool":
-        mults = [list(multiplier(s_x / n, s_y)) for n in range(1, spec[1] + 1)]
+        mults = [multiplier(over(s_x, n), s_y) for n in range(1, spec[1] + 1)]
         return {"kind": "GlobalAvgPool", "seq_len": spec[1], "mult": mults[-1], "s_x": s_x,
                 "s_y": s_y, "by_count": mults}, {}
     if kind == "LayerNorm":
@@ -78,10 +81,10 @@ def out_scale(spec):
     if kind == "Tokens":
         return spec["s_x"]
     if kind == "Dense" and spec["mult"] is None:
-        return spec["s_x"] * spec["s_w"]
+        return times(spec["s_x"], spec["s_w"])
     if kind == "SelfAttention":
         s = spec["scales"]
-        return s["ctx"] * s["wo"] if spec["mults"]["out"] is None else s["y"]
+        return times(s["ctx"], s["wo"]) if spec["mults"]["out"] is None else s["y"]
     return spec["s_y"]
 
 
@@ -101,5 +104,6 @@ def file_bytes(kind, meta, arrays):
 
 
 def model_bytes(specs, arrays):
-    """The int8 model as tinyattn.int8.load reads it (QSequential.save's format)."""
-    return file_bytes(modelfile.QUANTIZED, {"layers": specs}, arrays)
+    """The int8 model as tinyattn.int8.load reads it: QSequential.save's file, its
+    description in canonical JSON (device/tinyattn/canonical_json.py), byte for byte."""
+    return file_bytes(modelfile.QUANTIZED, CANONICAL.dumps({"layers": specs}), arrays)
