@@ -133,6 +133,10 @@ def _quantize(p):
                    help="each calibration sample's length (ints, 1..S): its padding mask")
 
 
+def _info(p):
+    p.add_argument("model", help="a tinyattn model file, float or int8")
+
+
 def _check_model(p):
     _port(p)
     p.add_argument("model", help="a tinyattn model file")
@@ -209,6 +213,8 @@ COMMANDS = {
                      _export_torch, "interop.statedict_cli:export_torch_command"),
     "quantize": ("a float model file and calibration rows to the int8 model file a board's "
                  "tinyattn.int8.load reads", _quantize, "quantize.command:quantize_command"),
+    "info": ("what a model file holds: its layers, parameters, the bytes of its arrays",
+             _info, "modelinfo:info_command"),
     "check-model": ("run a model file on the board against the NumPy reference",
                     _check_model, "checks.model_check:check_model_command"),
 }
