@@ -22,6 +22,7 @@ from ..errors import BoardError, InputError, bad_file_is_input_error
 from ..interop.arrayfiles import read_array
 from ..reference.sequential import sequential_forward
 from .digits_check import TOLERANCE, relative_error
+from . import model_heap
 from .progress import Progress
 
 
@@ -43,9 +44,11 @@ def load_needs(config, arrays):
     return message + 2 * sum(sizes) + max(sizes, default=0), message
 
 
-def _inputs(model_path, config, X):
-    """X as float64 rows, checked against the model's input width; expect's shape checked."""
-    width, rows_per_sample, _ = device_module("nn/flow").follow(config)
+def _inputs(model_path, config, X, width=None):
+    """X as float64 rows, checked against the model's input width (a float config's, or
+    `width`); (X, rows a sample)."""
+    width, rows_per_sample, _ = device_module("nn/flow").follow(config) if config else \
+        (width, 1, None)
     X = np.asarray(X)
     if X.ndim != 2 or X.shape[0] == 0:
         raise ModelCheckError("the inputs must be (rows, features), got shape %s" % (X.shape,))
@@ -63,7 +66,12 @@ def _inputs(model_path, config, X):
 def check_model(link, model_path, X, batch_size=16, out=print, expect=None, progress=None):
     """Load `model_path` on the device behind `link`, push X (rows, features), compare with
     the reference and with `expect` when given; returns (ok, worst relative error)."""
-    _, meta, arrays = modelfile.read_model(model_path)
+    kind, meta, arrays = modelfile.read_model(model_path)
+    if kind == modelfile.QUANTIZED:
+        from .int8_model_check import check_int8_model
+
+        return check_int8_model(link, model_path, meta, arrays, X, batch_size, out, expect,
+                                lambda X, width: _inputs(model_path, None, X, width))
     config = meta["config"]
     X, rows_per_sample = _inputs(model_path, config, X)
     params = {k: v.astype(np.float64) for k, v in arrays.items()}
@@ -94,6 +102,10 @@ def check_model(link, model_path, X, batch_size=16, out=print, expect=None, prog
         link.progress = None
     out("loaded %s: %d KB in %.1f s, %d KB of the board's heap free before"
         % (model_path, message // 1024, time.monotonic() - started, free // 1024))
+    one = X[:rows_per_sample]
+    held = model_heap.measure(link, free, lambda: link.request(protocol.FORWARD, {}, {"x": one}))
+    for line in model_heap.report(*held):
+        out(line)
     batch = max(rows_per_sample, batch_size - batch_size % rows_per_sample)
     worst = {"reference": 0.0, "expect": 0.0}
     for start in range(0, len(X), batch):
