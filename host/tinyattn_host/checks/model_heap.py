@@ -2,7 +2,8 @@
 (after the device's gc.collect) before the model is loaded, after, and after one sample ran.
 
 A board without PSRAM (an ESP32-S3 with its 512 KB of SRAM) has ~300 KB free for Python;
-`fits` compares the heap the model holds after one sample with that. The virtual board with a
+the verdict compares the heap the model holds after one sample with that (the peak while
+loading is not measured: no message reports a low-water mark). The virtual board with a
 real ulab gives a 32-bit port's figures when it is one (MICROPYTHON=...micropython-i686); with
 the ulab stand-in the figures are not a board's (its arrays are Python lists), and the lines say
 so.
@@ -37,6 +38,8 @@ def report(held_loaded, held_run, hello):
     if ((hello.get("mpy") or 0) >> 10) & 15 == X64:
         lines.append("  (a 64-bit port: a 32-bit board's figures are smaller)")
     fits = held_run <= BOARD_WITHOUT_PSRAM
-    lines.append("%s a board without PSRAM (~%d KB free): it holds %d KB after one sample" % (
-        "fits" if fits else "does not fit", BOARD_WITHOUT_PSRAM // 1024, held_run // 1024))
+    lines.append("%s a board without PSRAM (~%d KB free): it holds %d KB after one sample (the "
+                 "peak while loading, not measured here, is more: the file's arrays as they are "
+                 "read, or the link's message)" % ("fits" if fits else "does not fit",
+                                                   BOARD_WITHOUT_PSRAM // 1024, held_run // 1024))
     return lines

@@ -6,7 +6,7 @@ rows).save(path)` writes, made on the PC (`python -m tinyattn_host quantize`).
     encoder.py    a TransformerEncoderLayer's statistics and int8 form
     calibrate.py  max |.| of every layer over the calibration rows, a batch at a time
     model.py      a Sequential's int8 specs and arrays, its scales, its file's bytes
-    modelfile.py  a float model file and a .npy of rows to an int8 model file
+    files.py      a float model file and a .npy of rows to an int8 model file
     command.py    the quantize command
 """
 
