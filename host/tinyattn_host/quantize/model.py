@@ -12,7 +12,6 @@ from .. import modelfile
 from ..device_modules import device_module
 from ..reference.encoder import gelu_forward
 from ..reference.layers import activation_forward
-from ..reference.sequential import int8_layers  # noqa: F401  (the int8 reference of a model)
 from .calibrate import calibrate, layer_params
 from .encoder import encoder
 from .layers import GELU, activation, attention, attention_params, dense, layernorm, positional
