@@ -72,21 +72,27 @@ $(STAMP): pyproject.toml $(MADE_BY) | check-python
 
 venv: $(STAMP)
 
-# The chip-cost tool's disassembler (python -m tinyattn_host chipcost; its tests skip without it):
-# installed when missing and this is a root shell with apt-get (CI), else a note.
+# Debian packages some targets use when present (their tests skip without them): installed
+# with apt-get only in CI ($CI set, as CI services set it) as root, after one line saying what
+# and why; anywhere else one line says what to run. $(call apt_install,COMMAND,PACKAGE,FOR)
+apt_install = command -v $(1) >/dev/null || \
+  if [ -n "$$CI" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+    echo "installing $(2) with apt-get (CI, root): $(1), $(3)"; \
+    { apt-get update -qq && apt-get install -y -qq $(2) >/dev/null; } || \
+      echo "note: apt-get could not install $(2): $(3) will not run"; \
+  else \
+    echo "note: no $(1) ($(3)): sudo apt-get install $(2)"; \
+  fi
+
+# The chip-cost tool's disassembler (python -m tinyattn_host chipcost).
 OBJDUMP := xtensa-lx106-elf-objdump
 objdump:
-	@command -v $(OBJDUMP) >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
-	  && apt-get update -qq && apt-get install -y -qq binutils-xtensa-lx106 >/dev/null; } \
-	  || echo "note: no $(OBJDUMP): chip-cost tests skip (apt-get install binutils-xtensa-lx106)"
+	@$(call apt_install,$(OBJDUMP),binutils-xtensa-lx106,the chip-cost tool: its tests skip)
 
-# The emulator that runs the kernels' xtensawin code (tinyattn_host.emulator; its tests skip
-# without it): Debian's qemu-system-misc, installed the same way.
+# The emulator that runs the kernels' xtensawin code (tinyattn_host.emulator).
 QEMU_XTENSA := qemu-system-xtensa
 qemu:
-	@command -v $(QEMU_XTENSA) >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
-	  && apt-get update -qq && apt-get install -y -qq qemu-system-misc >/dev/null; } \
-	  || echo "note: no $(QEMU_XTENSA): emulator tests skip (apt-get install qemu-system-misc)"
+	@$(call apt_install,$(QEMU_XTENSA),qemu-system-misc,the emulator: make emulate and its tests)
 
 test: $(STAMP) objdump qemu
 	$(BIN)/python -m pytest -n 2 -m "not board" $(PYTEST_ARGS)

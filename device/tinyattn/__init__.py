@@ -21,7 +21,7 @@ class _Names:
 
     def __init__(self, **names):
         self.names = names
-        self.files = None  # the submodule names, read once by _files()
+        self.files = None  # the submodule names, read once by submodules()
 
     def get(self, name, default=None):
         return self.names.get(name, default)
@@ -34,6 +34,20 @@ class _Names:
 
     def __len__(self):
         return len(self.names)
+
+    def submodules(self):
+        """The submodule names: the package folder's .py and .mpy files and its subpackage
+        folders (read once)."""
+        if self.files is None:
+            import os
+
+            try:
+                self.files = {f.rsplit(".", 1)[0] for f in os.listdir(__path__)
+                              if (f.endswith((".py", ".mpy")) or "." not in f)
+                              and not f.startswith("_")}
+            except (OSError, NameError):  # a frozen package: `import tinyattn.x` still works
+                self.files = set()
+        return self.files
 
     def __repr__(self):
         return "the public names (and Attention), each imported on first use:" + "".join(
@@ -52,38 +66,32 @@ LAZY = _Names(
 del _Names
 
 
-def __getattr__(name):
-    """A name of LAZY, a layer kind declared at run time, or a submodule (`from tinyattn import
-    bench`: MicroPython asks here first); AttributeError for any other name, which imports
-    nothing."""
-    module = LAZY.get(name)
-    spec = None if module else __import__("sys").modules.get("tinyattn.nn.spec")
-    if spec is not None and name in spec.KINDS:
-        from .nn.layer import layer_class
+class _Lookup:
+    """The package's __getattr__ (MicroPython calls it with a name the package lacks): a
+    callable whose repr, which help(tinyattn) prints, is one line, not a function's address."""
 
-        value = layer_class(name)
-    elif module is not None:
-        value = getattr(__import__("tinyattn." + module, None, None, [name]), name)
-    elif name in _files():
-        value = __import__("tinyattn." + name, None, None, [name])
-    else:
-        raise AttributeError("module 'tinyattn' has no attribute '%s'" % name)
-    globals()[name] = value
-    return value
+    def __call__(self, name):
+        """A name of LAZY, a layer kind declared at run time, or a submodule (`from tinyattn
+        import bench`: MicroPython asks here first); AttributeError for any other name, which
+        imports nothing."""
+        module = LAZY.get(name)
+        spec = None if module else __import__("sys").modules.get("tinyattn.nn.spec")
+        if spec is not None and name in spec.KINDS:
+            from .nn.layer import layer_class
+
+            value = layer_class(name)
+        elif module is not None:
+            value = getattr(__import__("tinyattn." + module, None, None, [name]), name)
+        elif name in LAZY.submodules():
+            value = __import__("tinyattn." + name, None, None, [name])
+        else:
+            raise AttributeError("module 'tinyattn' has no attribute '%s'" % name)
+        globals()[name] = value
+        return value
+
+    def __repr__(self):
+        return "(finds each name of LAZY, and each submodule, on first use)"
 
 
-def _files():
-    """The submodule names: the package folder's .py and .mpy files and its subpackage
-    folders (read once)."""
-    files = LAZY.files
-    if files is None:
-        import os
-
-        try:
-            files = {f.rsplit(".", 1)[0] for f in os.listdir(__path__)
-                     if (f.endswith((".py", ".mpy")) or "." not in f)
-                     and not f.startswith("_")}
-        except (OSError, NameError):  # a frozen package: `import tinyattn.x` still works
-            files = set()
-        LAZY.files = files
-    return files
+__getattr__ = _Lookup()
+del _Lookup

@@ -242,6 +242,9 @@ def main(argv=None):
 
 
 def _dispatch(args):
+    from .virtual.heap_option import refuse_heap_on_standin
+
+    refuse_heap_on_standin(args)
     return handler(args.command)(args)
 
 

@@ -50,4 +50,6 @@ def bad_file_is_input_error():
     except HostError:
         raise
     except (OSError, ValueError) as err:
+        if isinstance(err, OSError) and err.filename and err.strerror:  # as arrayfiles names one
+            raise InputError("%s: %s" % (err.filename, err.strerror)) from None
         raise InputError(str(err)) from None

@@ -38,6 +38,18 @@ def test_help_shows_each_public_name_on_a_line_of_its_own():
         check.equal(line.split(), [name, "tinyattn." + package.LAZY.get(name)], "help's line")
 
 
+def test_help_shows_no_internals():
+    """help(tinyattn) prints every global: no private helper among them, and each one line
+    but LAZY's (the public names, one a line)."""
+    package = check.fresh_import("tinyattn")
+    for name, value in package.__dict__.items():
+        private = name.startswith("_") and not name.endswith("__")
+        assert not private, "help(tinyattn) shows the private %s" % name
+        if name != "LAZY":
+            assert "\n" not in repr(value), "help(tinyattn)'s %s is several lines" % name
+        assert "function" not in repr(value), "help(tinyattn) shows %s as %r" % (name, value)
+
+
 def test_other_names_import_nothing_and_submodules_import():
     has = []
 

@@ -45,10 +45,13 @@ test_package_dir_on_board = board_test("case_package_dir", make_dir_fixtures, he
 test_package_names_on_board = board_test("case_package_names", heap=SOURCE_HEAP)
 
 
-@pytest.mark.skipif(not unixport.has_ulab(unixport.interpreter()),
-                    reason="the pure-Python ulab stand-in's own module takes the heap a board's "
-                           "firmware ulab does not; the 128k budget is for a real ulab "
-                           "(run with MICROPYTHON=<ulab build>)")
+REAL_ULAB_HEAP = pytest.mark.skipif(
+    not unixport.has_ulab(unixport.interpreter()),
+    reason="the pure-Python ulab stand-in's own module takes the heap a board's firmware ulab "
+           "does not; the 128k budget is for a real ulab (run with MICROPYTHON=<ulab build>)")
+
+
+@REAL_ULAB_HEAP
 def test_names_and_dir_in_128k_as_deployed(deployed, tmp_path):
     """case_package_dir and case_package_names' LAZY test again, in 128 KB with the package
     as deployed. Host-driven: the bound is for the compiled package (board_test runs the
@@ -68,6 +71,7 @@ def test_names_and_dir_in_128k_as_deployed(deployed, tmp_path):
     assert len(report.passed) == 2, output
 
 
+@REAL_ULAB_HEAP
 def test_tab_completion_at_the_repl(deployed):
     """`tinyattn.<Tab>` in the REPL of a 128 KB heap lists the public names, imports no others."""
     wanted = set(lazy_modules(deployed, HEAP))

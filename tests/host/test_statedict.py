@@ -104,7 +104,7 @@ def test_export_needs_the_models_layers(tmp_path):
     with pytest.raises(StateDictError, match="not the model's"):
         export_state_dict(config[:-1], params, LAYERS)
     modelfile.write_model(tmp_path / "device.bin", "sequential", {"config": config}, params)
-    with pytest.raises(StateDictError, match="give the layers description"):
+    with pytest.raises(StateDictError, match="--layers layers.json"):
         export_npz(tmp_path / "device.bin", tmp_path / "out.npz")
     state = export_npz(tmp_path / "device.bin", tmp_path / "out.npz", LAYERS)
     assert state["pos"].shape == (1, 8, 16)

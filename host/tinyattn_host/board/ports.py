@@ -75,7 +75,19 @@ def check_port(port):
         if number == errno.EACCES:
             raise BoardError("no permission to open %s: add yourself to the dialout group "
                              "(sudo usermod -aG dialout $USER, then log in again)" % port) from None
+        if _not_a_terminal(err):
+            raise BoardError("%s is not a serial port (it has no terminal settings): give the "
+                             "board's, e.g. /dev/ttyACM0 (make devs lists the candidates)"
+                             % port) from None
         raise BoardError("cannot open %s: %s" % (port, err)) from None
+
+
+def _not_a_terminal(err):
+    """Whether pyserial failed on a file that is no terminal (/dev/null, a regular file): it
+    says so in a termios error (errno ENOTTY) behind its own exception."""
+    cause = err.__context__
+    return getattr(err, "errno", None) == errno.ENOTTY or (
+        cause is not None and getattr(cause, "args", (None,))[:1] == (errno.ENOTTY,))
 
 
 def devs_command(args):

@@ -181,8 +181,9 @@ def export_npz(model_path, npz_path, layers=None):
     if layers is None:
         layers = meta.get("torch")
         if layers is None:
-            raise StateDictError("%s keeps no description (saved on the device?): give the "
-                                 "layers description" % model_path)
+            raise StateDictError("%s keeps no layers description (saved on the device?): "
+                                 "give the one it was imported with, --layers layers.json"
+                                 % model_path)
     state = export_state_dict(meta["config"], arrays, layers)
     np.savez(npz_path, **state)
     return state

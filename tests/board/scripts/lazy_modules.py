@@ -15,7 +15,7 @@ from ulab import numpy as np
 before = set(sys.modules)
 for name in tinyattn.LAZY:
     getattr(tinyattn, name)
-for name in sorted(tinyattn._files()):
+for name in sorted(tinyattn.LAZY.submodules()):
     if hasattr(np, name):
         getattr(tinyattn, name)
 print(json.dumps(sorted(set(sys.modules) - before)))
