@@ -45,3 +45,24 @@ def test_the_sensor_int8_file_made_on_the_pc_checks_bit_for_bit(start_virtual_bo
             ("does not fit a board without PSRAM (~300 KB free): it holds %d KB" % ran) in text
     else:
         assert "not measured (the stand-in)" in text and "fits" not in text
+
+
+def test_check_model_on_a_virtual_board_finds_the_smallest_heap(tmp_path, capsys):
+    """The command on a virtual board with a real ulab also finds the smallest -X heapsize=
+    that loads the file and runs one sample, and says from it whether it fits 300 KB."""
+    if not unixport.has_ulab(unixport.interpreter()):
+        pytest.skip("heap figures need a real ulab (MICROPYTHON=...); the stand-in's mean nothing")
+    int8_file = tmp_path / "sensor-int8.bin"
+    assert main(["import-torch", str(SENSOR / "model.npz"), str(SENSOR / "layers.json"),
+                 "-o", str(int8_file), "--int8", str(SENSOR / "calib1000.npy")]) == 0
+    np.save(tmp_path / "x.npy", np.load(SENSOR / "inputs.npy")[:ROWS])
+    capsys.readouterr()
+    assert main(["check-model", str(int8_file), str(tmp_path / "x.npy"), "--port", "virtual",
+                 "--heap", "8m"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    line = next(i for i, text in enumerate(out) if text.startswith("heap to load it from a file"))
+    kilobytes = int(out[line].split(": ")[1].split()[0])
+    assert 16 < kilobytes < 8192, out[line]
+    verdict = "fits" if kilobytes <= 300 else "does not fit"
+    assert out[-1] == "%s a board without PSRAM (~300 KB free)" % verdict
+    assert sum("a board without PSRAM" in text for text in out) == 1  # one verdict, this one

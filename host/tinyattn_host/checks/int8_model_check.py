@@ -25,7 +25,8 @@ def input_width(specs):
     return None
 
 
-def check_int8_model(link, model_path, meta, arrays, X, batch_size, out, expect, checked):
+def check_int8_model(link, model_path, meta, arrays, X, batch_size, out, expect, checked,
+                     heap_verdict=True):
     """Load the int8 model behind `link`, run X; returns (ok, worst relative error against
     expect, or 0). `checked(X, width)` checks the rows and gives (X, rows a sample)."""
     specs = meta["layers"]
@@ -37,7 +38,7 @@ def check_int8_model(link, model_path, meta, arrays, X, batch_size, out, expect,
     one = quantize_tensor(X[:rows_per_sample], scale)
     held = model_heap.measure(link, free,
                               lambda: link.request(protocol.FORWARD_INT8, {}, {"x": one}))
-    for line in model_heap.report(*held):
+    for line in model_heap.report(*held, verdict=heap_verdict):
         out(line)
     batch = max(rows_per_sample, batch_size - batch_size % rows_per_sample)
     mismatches, worst = 0, 0.0

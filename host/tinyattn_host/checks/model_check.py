@@ -20,6 +20,7 @@ from ..board.ports import choose
 from ..device_modules import device_module
 from ..errors import BoardError, InputError, bad_file_is_input_error
 from ..interop.arrayfiles import read_array
+from ..virtual import unixport
 from ..reference.sequential import sequential_forward
 from .digits_check import TOLERANCE, relative_error
 from . import model_heap
@@ -63,15 +64,19 @@ def _inputs(model_path, config, X, width=None):
     return X.astype(np.float32).astype(np.float64), rows_per_sample
 
 
-def check_model(link, model_path, X, batch_size=16, out=print, expect=None, progress=None):
+def check_model(link, model_path, X, batch_size=16, out=print, expect=None, progress=None,
+                heap_verdict=True):
     """Load `model_path` on the device behind `link`, push X (rows, features), compare with
-    the reference and with `expect` when given; returns (ok, worst relative error)."""
+    the reference and with `expect` when given; returns (ok, worst relative error).
+    heap_verdict: say from the heap held after one sample whether the model fits a board
+    without PSRAM (False: the caller measures it otherwise)."""
     kind, meta, arrays = modelfile.read_model(model_path)
     if kind == modelfile.QUANTIZED:
         from .int8_model_check import check_int8_model
 
         return check_int8_model(link, model_path, meta, arrays, X, batch_size, out, expect,
-                                lambda X, width: _inputs(model_path, None, X, width))
+                                lambda X, width: _inputs(model_path, None, X, width),
+                                heap_verdict)
     config = meta["config"]
     X, rows_per_sample = _inputs(model_path, config, X)
     params = {k: v.astype(np.float64) for k, v in arrays.items()}
@@ -104,7 +109,7 @@ def check_model(link, model_path, X, batch_size=16, out=print, expect=None, prog
         % (model_path, message // 1024, time.monotonic() - started, free // 1024))
     one = X[:rows_per_sample]
     held = model_heap.measure(link, free, lambda: link.request(protocol.FORWARD, {}, {"x": one}))
-    for line in model_heap.report(*held):
+    for line in model_heap.report(*held, verdict=heap_verdict):
         out(line)
     batch = max(rows_per_sample, batch_size - batch_size % rows_per_sample)
     worst = {"reference": 0.0, "expect": 0.0}
@@ -152,7 +157,15 @@ def check_model_command(args):
     with bad_file_is_input_error():
         X = read_array(args.inputs, "input rows")
         expect = read_array(args.expect, "expected outputs") if args.expect else None
-        modelfile.read_model(args.model)  # a bad file is refused before the board is opened
-    with Board(port=choose(args.port), deploy="auto", heap=args.heap) as board:
-        ok, _ = check_model(board.start_link(), args.model, X, args.batch_size, expect=expect)
+        kind, meta, _ = modelfile.read_model(args.model)  # refused before the board is opened
+    port = choose(args.port)
+    search = port is None and unixport.has_ulab(unixport.interpreter())  # a virtual board's
+    with Board(port=port, deploy="auto", heap=args.heap) as board:
+        ok, _ = check_model(board.start_link(), args.model, X, args.batch_size, expect=expect,
+                            heap_verdict=not search)
+    if search:
+        from .smallest_heap import one_sample_shape, report, smallest_heap
+
+        rows, width = one_sample_shape(kind, meta)
+        print("\n".join(report(smallest_heap(args.model, kind, rows, width))))
     return 0 if ok else 1

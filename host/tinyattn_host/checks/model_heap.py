@@ -3,7 +3,8 @@
 
 A board without PSRAM (an ESP32-S3 with its 512 KB of SRAM) has ~300 KB free for Python;
 the verdict compares the heap the model holds after one sample with that (the peak while
-loading is not measured: no message reports a low-water mark). The virtual board with a
+loading is not measured: no message reports a low-water mark). On a virtual board with a real
+ulab, check-model gives the verdict from smallest_heap.py's figure instead. The virtual board with a
 real ulab gives a 32-bit port's figures when it is one (MICROPYTHON=...micropython-i686); with
 the ulab stand-in the figures are not a board's (its arrays are Python lists), and the lines say
 so.
@@ -22,9 +23,9 @@ def measure(link, free_before, run_one):
     return free_before - loaded["free"], free_before - ran["free"], ran
 
 
-def report(held_loaded, held_run, hello):
-    """The lines check-model prints: the figures, whose they are, and whether the model fits a
-    board without PSRAM."""
+def report(held_loaded, held_run, hello, verdict=True):
+    """The lines check-model prints: the figures, whose they are, and (verdict) whether the
+    model fits a board without PSRAM."""
     where = "%s, MicroPython %s, ulab %s" % (hello.get("machine"), hello.get("micropython"),
                                              hello.get("ulab"))
     lines = ["heap: %d KB held after loading, %d KB after one sample ran (HELLO's free before "
@@ -37,6 +38,8 @@ def report(held_loaded, held_run, hello):
         return lines
     if ((hello.get("mpy") or 0) >> 10) & 15 == X64:
         lines.append("  (a 64-bit port: a 32-bit board's figures are smaller)")
+    if not verdict:
+        return lines
     fits = held_run <= BOARD_WITHOUT_PSRAM
     lines.append("%s a board without PSRAM (~%d KB free): it holds %d KB after one sample (the "
                  "peak while loading, not measured here, is more: the file's arrays as they are "
