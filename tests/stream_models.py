@@ -1,10 +1,12 @@
 """The causal models the stream tests run (float: tests/device/test_stream.py; int8:
 tests/host/test_reference_int8_stream.py and tests/device/test_qstream.py), and their int8
-form as the device quantizes them (int8_models)."""
+form as the device quantizes them (tinyattn_host.quantize)."""
 
 import numpy as np
 
-import int8_models as im
+from tinyattn_host import quantize as hq
+from tinyattn_host.reference.sequential import int8_layers
+import int8_board_files as boardfiles
 from checks import f32
 from tinyattn_host.digits import init_params
 
@@ -38,13 +40,13 @@ def int8_model(config, seed, calib_rows, rng):
     quantized as the device does on calib_rows random rows."""
     params = noisy(init_params(config, seed), rng)
     width = F * S if config[0][0] == "Tokens" else F
-    specs, arrays = im.quantize(config, params, f32(rng.standard_normal((calib_rows, width))))
-    return specs, arrays, im.reference_layers(specs, arrays), params
+    specs, arrays = hq.quantize(config, params, f32(rng.standard_normal((calib_rows, width))))
+    return specs, arrays, int8_layers(specs, arrays), params
 
 
 def frames(specs, n, rng):
     """(float32 (n, F), their int8 at the model's input scale): n frames kept off rounding
     ties, so that a board's float32 quantizes them as the host does."""
-    scale = im.in_scale(specs)
-    x = f32(im.robust_input(rng.standard_normal((n, F)), scale))
-    return x, im.quantize_tensor(x, scale).astype(np.int64)
+    scale = hq.in_scale(specs)
+    x = f32(boardfiles.robust_input(rng.standard_normal((n, F)), scale))
+    return x, hq.quantize_tensor(x, scale).astype(np.int64)

@@ -108,7 +108,8 @@ def build_model(config, fill):
 
 
 def write_file(path, kind, meta, arrays):
-    """Write (name, value) arrays with a model kind and JSON-able meta, atomically.
+    """Write (name, value) arrays with a model kind and JSON-able meta (or its JSON text),
+    atomically.
 
     (name, value): a ulab float array, stored as float32. (name, buffer, code, shape):
     integer data in an array.array or bytearray of typecode `code` (b int8, B uint8,
@@ -121,7 +122,7 @@ def write_file(path, kind, meta, arrays):
             out = _Writer(f)
             out.write(MAGIC + struct.pack("<H", VERSION))
             out.text("<H", kind)
-            out.text("<I", json.dumps(meta))
+            out.text("<I", meta if isinstance(meta, str) else json.dumps(meta))
             out.write(struct.pack("<H", len(arrays)))
             for entry in arrays:
                 _write_array(out, *entry)

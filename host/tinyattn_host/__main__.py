@@ -112,12 +112,31 @@ def _import_torch(p):
     p.add_argument("npz", help="np.savez of the state_dict (PyTorch's names)")
     p.add_argument("layers", help="JSON description: [{\"prefix\": ..., \"layer\": [...]}, ...]")
     p.add_argument("-o", "--out", required=True, help="the tinyattn model file to write")
+    p.add_argument("--int8", metavar="CALIBRATION.npy",
+                   help="write the int8 model instead, calibrated on these rows (as quantize)")
+    p.add_argument("--batch-size", type=int, help="(--int8) as quantize's (default 16)")
+    p.add_argument("--mask", metavar="LENGTHS.npy", help="(--int8) as quantize's")
 
 
 def _export_torch(p):
     p.add_argument("model", help="a tinyattn model file")
     p.add_argument("-o", "--out", required=True, help="the .npz to write")
     p.add_argument("--layers", help="JSON description (default: the one import-torch kept)")
+
+
+def _quantize(p):
+    p.add_argument("model", help="a float model file (import-torch's, or tinyattn.save's)")
+    p.add_argument("calibration", help=".npy of calibration rows (rows, features), float")
+    p.add_argument("-o", "--out", required=True, help="the int8 model file to write")
+    p.add_argument("--batch-size", type=int, default=16,
+                   help="samples calibrated at a time (default %(default)s; the same file "
+                        "whatever it is)")
+    p.add_argument("--mask", metavar="LENGTHS.npy",
+                   help="each calibration sample's length (ints, 1..S): its padding mask")
+
+
+def _info(p):
+    p.add_argument("model", help="a tinyattn model file, float or int8")
 
 
 def _check_model(p):
@@ -198,6 +217,10 @@ COMMANDS = {
                      _import_torch, "interop.statedict_cli:import_torch_command"),
     "export-torch": ("a model file to a PyTorch state_dict .npz",
                      _export_torch, "interop.statedict_cli:export_torch_command"),
+    "quantize": ("a float model file and calibration rows to the int8 model file a board's "
+                 "tinyattn.int8.load reads", _quantize, "quantize.command:quantize_command"),
+    "info": ("what a model file holds: its layers, parameters, the bytes of its arrays",
+             _info, "modelinfo:info_command"),
     "check-model": ("run a model file on the board against the NumPy reference",
                     _check_model, "checks.model_check:check_model_command"),
 }

@@ -19,6 +19,7 @@ from .protocol import CODES, DTYPES, wire
 
 MAGIC, END, VERSION = wire.FILE_MAGIC, wire.FILE_END, wire.FILE_VERSION
 SEQUENTIAL = wire.FILE_SEQUENTIAL  # the kind of a Sequential model's file
+QUANTIZED = wire.FILE_QUANTIZED  # the kind of an int8 model's file
 
 
 class ModelFileError(InputError):
@@ -127,10 +128,11 @@ def _sealed(data):
 
 def write_model(path, kind, meta, arrays):
     """Write {name: ndarray} (float arrays as float32; int8, uint8, int16, int32 as they are)
-    with a kind and JSON meta; the file appears at `path` only when complete."""
+    with a kind and JSON meta (or its JSON text); the file appears at `path` only when complete."""
     path = os.fspath(path)
     body = bytearray(MAGIC + struct.pack("<H", VERSION))
-    for text, fmt in ((kind, "<H"), (json.dumps(meta), "<I")):
+    meta_text = meta if isinstance(meta, str) else json.dumps(meta)
+    for text, fmt in ((kind, "<H"), (meta_text, "<I")):
         encoded = text.encode()
         body += struct.pack(fmt, len(encoded)) + encoded
     body += struct.pack("<H", len(arrays))

@@ -1,4 +1,4 @@
-"""The device's int8 model against the host's (tests/int8_models.py, the same float model
+"""The device's int8 model against the host's (tinyattn_host.quantize, the same float model
 quantized in float64), up to rounding: spec fields equal or, for scales and multipliers,
 within float32's error; int8 arrays within 1. A support module of the int8 cases."""
 

@@ -10,9 +10,9 @@ import json
 import numpy as np
 
 from board_cases import board_test
-from int8_models import quantize
 from tinyattn_host import modelfile
 from tinyattn_host.device_modules import device_module
+from tinyattn_host.quantize import quantize
 
 SEED, PER_BASE = 39, 100
 CONFIGS = (

@@ -1,5 +1,5 @@
 """The int8 attention layer with grouped K/V heads (tests/board/case_qattention_gqa.py): the
-int8 form of Attention(64, 8, num_kv_heads=2), quantized on the host (int8_models, its Wk
+int8 form of Attention(64, 8, num_kv_heads=2), quantized on the host (tinyattn_host.quantize, its Wk
 and Wv of 16 rows), loaded by the device and run bit for bit against the integer reference
 (Q, K, V, scores, probabilities, context, output; plain, causal, padding mask), its float
 forward within the int8 tolerance of the float layer (written here in NumPy), and the
@@ -12,11 +12,14 @@ from functools import lru_cache
 
 import numpy as np
 
-import int8_models as im
 from board_cases import board_test
+from int8_board_files import robust_input
 from stream_models import PER_TOKEN, T, W, frames, int8_model
 from test_attend_gqa import INT8_TOLERANCE, sdpa_float
+from tinyattn_host.quantize import max_abs, model_bytes, quantize_tensor, scale_for
+from tinyattn_host.quantize.layers import attention, projection_stats
 from tinyattn_host.reference.int8_stream import Int8Stream
+from tinyattn_host.reference.sequential import int8_layers
 
 E, H, H_KV, S, B = 64, 8, 2, 12, 3
 D = E // H
@@ -43,19 +46,19 @@ def layer_case():
     rng = np.random.default_rng(3535)
     p = float_params(rng)
     x = rng.normal(size=(B * S, E))
-    s_x = im.scale_for(im.max_abs(x))
-    x = im.robust_input(x, s_x)  # a board's float32 quantizes it as the host does
+    s_x = scale_for(max_abs(x))
+    x = robust_input(x, s_x)  # a board's float32 quantizes it as the host does
     y = {c: float_forward(p, x, c) for c in (False, True)}
-    s_y = im.scale_for(max(im.max_abs(v) for v in y.values()))
-    stats = im.projection_stats(x, p)
-    spec, arrays = im.attention(p, stats, H, S, s_x, s_y, "0.")
-    return spec, arrays, p, stats, x, im.quantize_tensor(x, s_x).astype(np.int64), y
+    s_y = scale_for(max(max_abs(v) for v in y.values()))
+    stats = projection_stats(x, p)
+    spec, arrays = attention(p, stats, H, S, s_x, s_y, "0.")
+    return spec, arrays, p, stats, x, quantize_tensor(x, s_x).astype(np.int64), y
 
 
 def reference_trace(spec, arrays, xq, causal, keep):
     from tinyattn_host.reference.int8_attend import attention
 
-    layer = im.reference_layers([spec], arrays)[0]
+    layer = int8_layers([spec], arrays)[0]
     out = attention(xq, layer, S, mask=keep, causal=causal)
     return {k: np.asarray(out[k]).ravel().tolist() for k in
             ("Q", "K", "V", "scores", "probs", "ctx", "y")}
@@ -97,9 +100,9 @@ def stream_fixtures():
     fixtures = {}
     for H_kv in (4, 2, 1):
         s, a = gqa_copy(specs, arrays, 2, H_kv)
-        stream = Int8Stream(im.reference_layers(s, a), W)
+        stream = Int8Stream(int8_layers(s, a), W)
         want = np.array([stream.step(xq[t])[0] for t in range(T)])
-        fixtures["stream%d.bin" % H_kv] = im.model_bytes(s, a)
+        fixtures["stream%d.bin" % H_kv] = model_bytes(s, a)
         fixtures["stream%d" % H_kv] = {"xq": xq.ravel().tolist(), "want": want.ravel().tolist(),
                                        "out": int(want.shape[1]), "W": W,
                                        "cache": 2 * W * 2 * H_kv + W}
@@ -116,7 +119,7 @@ def make_fixtures():
     fixture = {"xq": xq.ravel().tolist(), "x": x, "cases": cases, "spec": spec,
                "stats": stats, "y_plain": y[False], "y_causal": y[True]}
     fixture.update({n: p[n] for n in p})
-    fixtures = {"gqa.bin": im.model_bytes([spec], arrays), "layer": fixture}
+    fixtures = {"gqa.bin": model_bytes([spec], arrays), "layer": fixture}
     fixtures.update(stream_fixtures())
     return fixtures
 

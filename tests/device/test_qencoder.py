@@ -4,7 +4,7 @@ worst-case inputs, the encoder layer in every form, and a digits-shaped model on
 
 The device cases are tests/board/case_qnorm.py (the kernels), case_qencoder.py (the layer),
 case_qmodels.py (whole models) and case_qload.py (loading in a fresh interpreter). A model
-compared bit for bit is quantized on the host (tests/int8_models.py, as quant.quantize does it,
+compared bit for bit is quantized on the host (tinyattn_host.quantize, as quant.quantize does it,
 in float64) and loaded by the device: the device's own quantize, in its float32, can round a
 scale or a bias the other way. The device's own quantization is held to the float reference.
 """
@@ -13,7 +13,10 @@ import math
 
 import numpy as np
 
-import int8_models as im
+from tinyattn_host import quantize as hq
+from tinyattn_host.reference.sequential import int8_layers
+import int8_board_files as boardfiles
+from tinyattn_host.quantize import layers as qlayers
 from board_cases import board_test
 from checks import f32
 from tinyattn_host.reference import int8 as ref
@@ -194,12 +197,12 @@ def encoder_layer_fixture(c):
     if c["mask"]:
         mask = (np.arange(S)[None, :] < rng.integers(1, S + 1, size=c["B"])[:, None]) * 1.0
         mask[-1] = 0.0  # a sequence with every key masked
-    specs, arrays = im.quantize([c["layer"]], params, calib)
-    layer = im.reference_layers(specs, arrays)[0]
+    specs, arrays = hq.quantize([c["layer"]], params, calib)
+    layer = int8_layers(specs, arrays)[0]
     assert (layer["table"] is None) == (act == "relu")
     assert layer["linear1"]["lo"] == (0 if act == "relu" else -128)
     assert layer["causal"] == causal
-    xq = im.quantize_tensor(x, im.in_scale(specs))
+    xq = hq.quantize_tensor(x, hq.in_scale(specs))
     want = qref.encoder_layer(xq, layer, S, mask=mask, causal=causal)
     want["attention"] = want["attention"]["y"]
     fixture = dict(params, c=c, x=x, calib=calib, xq=xq.ravel().tolist(),
@@ -208,7 +211,7 @@ def encoder_layer_fixture(c):
         fixture["y_float"], _ = sequential_forward([c["layer"]], params, x)
     else:
         fixture["mask"] = mask
-    return fixture, im.model_bytes(specs, arrays)
+    return fixture, hq.model_bytes(specs, arrays)
 
 
 def encoder_fixtures():
@@ -216,7 +219,7 @@ def encoder_fixtures():
     for i, c in enumerate(ENCODER_CONFIGS):
         name = "layer%02d_%s" % (i, config_id(c).replace("-", "_"))
         fixtures[name], fixtures[name + ".bin"] = encoder_layer_fixture(c)
-    _, arrays = im.activation(im.GELU, gelu_forward, 0.03, 0.025)
+    _, arrays = qlayers.activation(qlayers.GELU, gelu_forward, 0.03, 0.025)
     fixtures["gelu"] = {"table": arrays["table"].tolist()}
     return fixtures
 
@@ -235,17 +238,17 @@ def model_fixture(config, params, x, kinds):
     """A Sequential's float parameters and input; the host's int8 model, the input the
     board must quantize it to, every layer's reference output, its classes; the float
     reference's output."""
-    s_x = im.in_scale(im.quantize(config, params, x)[0])
-    x = im.robust_input(x, s_x)
-    specs, arrays = im.quantize(config, params, x)  # calibrated on the x the board gets
-    assert im.in_scale(specs) == s_x
-    xq = im.quantize_tensor(x, im.in_scale(specs))
-    outputs = int8_forward(xq, im.reference_layers(specs, arrays))
+    s_x = hq.in_scale(hq.quantize(config, params, x)[0])
+    x = boardfiles.robust_input(x, s_x)
+    specs, arrays = hq.quantize(config, params, x)  # calibrated on the x the board gets
+    assert hq.in_scale(specs) == s_x
+    xq = hq.quantize_tensor(x, hq.in_scale(specs))
+    outputs = int8_forward(xq, int8_layers(specs, arrays))
     y_ref, _ = sequential_forward(config, params, x)
     fixture = dict(params, config=config, x=x, kinds=kinds, xq=xq.ravel().tolist(),
                    trace=[o.ravel().tolist() for o in outputs],
                    classes=np.argmax(outputs[-1], axis=1).tolist(), y_ref=y_ref)
-    return fixture, im.model_bytes(specs, arrays)
+    return fixture, hq.model_bytes(specs, arrays)
 
 
 def digits_fixture(act, norm_first):

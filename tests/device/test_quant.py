@@ -1,7 +1,7 @@
 """The int8 model (tinyattn.int8) against the NumPy integer reference, bit for bit, and
 against the float model it came from (tests/board/case_quant.py on the board).
 
-The bit-exact checks need an int8 model the host knows exactly. tests/int8_models.py makes it
+The bit-exact checks need an int8 model the host knows exactly. tinyattn_host.quantize makes it
 as the device's tinyattn.int8.quantize does (the same scales, weights, biases, multipliers
 and tables), in float64; the host writes it as a model file (tinyattn_host.modelfile, kind
 "quantized") with the integer reference's output of every layer, and the device loads that
@@ -14,7 +14,9 @@ from functools import lru_cache
 
 import numpy as np
 
-import int8_models as im
+from tinyattn_host import quantize as hq
+from tinyattn_host.reference.sequential import int8_layers
+from tinyattn_host.quantize import layers as qlayers
 from board_cases import board_test
 from checks import f32
 from tinyattn_host.reference import attention_forward
@@ -85,10 +87,10 @@ def attention_case(index):
     inputs = attention_inputs(c)
     H, S = c["H"], c["S"]
     p = {n: inputs.get(n) for n in ATTENTION_PARAMS}
-    spec, arrays = im.attention(p, im.projection_stats(inputs["calib"], p), H, S,
-                                im.scale_for(im.max_abs(inputs["calib"])), None, "0.")
-    layer = im.reference_layers([spec], arrays)[0]
-    xq = im.quantize_tensor(inputs["x"], spec["scales"]["x"])
+    spec, arrays = qlayers.attention(p, qlayers.projection_stats(inputs["calib"], p), H, S,
+                                hq.scale_for(hq.max_abs(inputs["calib"])), None, "0.")
+    layer = int8_layers([spec], arrays)[0]
+    xq = hq.quantize_tensor(inputs["x"], spec["scales"]["x"])
     mask = inputs.get("mask")
     got = int8_attend.attention(xq, layer, S, mask=mask, causal=c["causal"])
     assert layer["mult_out"] is None  # a lone attention keeps its int32 output
@@ -98,7 +100,7 @@ def attention_case(index):
     fixture.update({n: got[n].ravel().tolist()
                     for n in ("Q", "K", "V", "scores", "probs", "ctx", "acc")})
     floats = dict(inputs, y_float=y_float)
-    return fixture, im.file_bytes("arrays", {}, floats), im.model_bytes([spec], arrays)
+    return fixture, hq.file_bytes("arrays", {}, floats), hq.model_bytes([spec], arrays)
 
 
 # ---- the Iris model ------------------------------------------------------------------------
@@ -134,9 +136,9 @@ def iris_case():
     params = iris_params(42)
     train_reference(IRIS.CONFIG, params, Xtr, y[train_rows], epochs=100, seed=42)
     params = {k: f32(v) for k, v in params.items()}
-    specs, arrays = im.quantize(IRIS.CONFIG, params, Xtr)
-    xq = im.quantize_tensor(Xall, im.in_scale(specs))
-    outputs = int8_forward(xq, im.reference_layers(specs, arrays))
+    specs, arrays = hq.quantize(IRIS.CONFIG, params, Xtr)
+    xq = hq.quantize_tensor(Xall, hq.in_scale(specs))
+    outputs = int8_forward(xq, int8_layers(specs, arrays))
     logits = outputs[-1]
     float_logits, _ = sequential_forward(IRIS.CONFIG, params, Xall)
     fixture = {"Xtr": Xtr, "Xte": Xte, "Xall": Xall, "yte": y[test_rows].tolist(),
@@ -144,7 +146,7 @@ def iris_case():
                "trace": [o.ravel().tolist() for o in outputs],
                "int8_all": np.argmax(logits, axis=1).tolist()}
     fixture.update(params)
-    return fixture, im.model_bytes(specs, arrays), logits, float_logits, y
+    return fixture, hq.model_bytes(specs, arrays), logits, float_logits, y
 
 
 def test_iris_reference_logits_are_int32_and_agree_with_float():
@@ -187,14 +189,14 @@ def sequential_case(kind):
         for name, shape in shapes.items():
             bound = np.sqrt(6.0 / sum(shape)) if len(shape) == 2 else 0.1
             params["%d.%s" % (i, name)] = f32(rng.uniform(-bound, bound, shape))
-    specs, arrays = im.quantize(layers, params, calib)
-    xq = im.quantize_tensor(x, im.in_scale(specs))
-    outputs = int8_forward(xq, im.reference_layers(specs, arrays))
+    specs, arrays = hq.quantize(layers, params, calib)
+    xq = hq.quantize_tensor(x, hq.in_scale(specs))
+    outputs = int8_forward(xq, int8_layers(specs, arrays))
     y_float, _ = sequential_forward(layers, params, x)
     fixture = {"layers": layers, "x": x, "calib": calib, "xq": xq.ravel().tolist(),
                "trace": [o.ravel().tolist() for o in outputs], "y_float": y_float}
     fixture.update(params)
-    return fixture, im.model_bytes(specs, arrays)
+    return fixture, hq.model_bytes(specs, arrays)
 
 
 def make_fixtures():

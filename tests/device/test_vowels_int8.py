@@ -10,7 +10,9 @@ from functools import lru_cache
 
 import numpy as np
 
-import int8_models as im
+from tinyattn_host import quantize as hq
+from tinyattn_host.reference.sequential import int8_layers
+import int8_board_files as boardfiles
 from board_cases import board_test
 from checks import f32
 from tinyattn_host import vowels
@@ -38,19 +40,19 @@ def make_fixtures():
     S = vowels.DEVICE.SEQ_LEN
     (X_train, _, train_lengths), (X_test, y_test, test_lengths) = data["train"], data["test"]
     train_mask, test_mask = padding_mask(train_lengths, S), padding_mask(test_lengths, S)
-    specs, arrays = im.quantize(vowels.VOWELS_CONFIG, params, X_train, train_mask)
-    calib = im.quantize(vowels.VOWELS_CONFIG, params, X_train[:CALIB_ROWS],
+    specs, arrays = hq.quantize(vowels.VOWELS_CONFIG, params, X_train, train_mask)
+    calib = hq.quantize(vowels.VOWELS_CONFIG, params, X_train[:CALIB_ROWS],
                         train_mask[:CALIB_ROWS])
-    xq = im.quantize_tensor(X_test, im.in_scale(specs))
-    outputs = int8_forward(xq.astype(np.int64), im.reference_layers(specs, arrays), test_mask)
+    xq = hq.quantize_tensor(X_test, hq.in_scale(specs))
+    outputs = int8_forward(xq.astype(np.int64), int8_layers(specs, arrays), test_mask)
     fixtures = {"xq.bin": xq.tobytes(), "keep.bin": test_mask.astype(np.uint8).tobytes(),
-                "int8.bin": im.model_bytes(specs, arrays),
-                "int8_calib.bin": im.model_bytes(*calib),
+                "int8.bin": hq.model_bytes(specs, arrays),
+                "int8_calib.bin": hq.model_bytes(*calib),
                 "float_model": dict(params, config=vowels.VOWELS_CONFIG, accuracy=float_acc,
                                     calib_rows=CALIB_ROWS, X_test_head=X_test[:8])}
     for name in (vowels.DEVICE.TRAIN_FILE, vowels.DEVICE.TEST_FILE):
         fixtures[name] = (vowels.VOWELS_DIR / name).read_bytes()
-    files, layers = im.layer_files(specs, outputs)
+    files, layers = boardfiles.layer_files(specs, outputs)
     fixtures.update(files)
     int8_classes = np.argmax(outputs[-1], axis=1)
     int8_acc = np.mean(int8_classes == y_test)

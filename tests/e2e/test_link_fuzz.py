@@ -21,8 +21,9 @@ from malformed import Fuzz
 from tinyattn_host import protocol as P
 from tinyattn_host.virtual import unixport
 from tinyattn_host.board.board import Board
-from tinyattn_host.checks.run_check import (FLOAT_TOLERANCE, IRIS_CONFIG, in_scale, iris,
-                                            quantize_input, random_model, reference_qlayers)
+from tinyattn_host.checks.run_check import (FLOAT_TOLERANCE, IRIS_CONFIG, iris, random_model,
+                                            reference_qlayers)
+from tinyattn_host.quantize import in_scale, quantize_tensor
 from tinyattn_host.reference.sequential import int8_forward, sequential_forward
 from tinyattn_host.virtual.unixport_process import has_raw_repl
 
@@ -41,7 +42,7 @@ class Checker:
     def __init__(self, params, qhead, qarrays, X, errors=0):
         self.params, self.X = params, X
         self.qlayers = reference_qlayers(qhead, qarrays)
-        self.s_in = in_scale(qhead)
+        self.s_in = in_scale(qhead["layers"])
         self.errors = errors
         self.turn = 0
 
@@ -56,7 +57,7 @@ class Checker:
             return P.FORWARD, {}, {"x": xb}, {"logits": want.ravel().tolist(),
                                               "shape": list(want.shape), "atol": tolerance}
         if self.turn % 3 == 1:
-            xq = quantize_input(xb, self.s_in)
+            xq = quantize_tensor(xb, self.s_in)
             want = int8_forward(xq, self.qlayers)[-1]
             return P.FORWARD_INT8, {}, {"x": xq}, {"y": want.ravel().tolist(),
                                                   "shape": list(want.shape)}

@@ -15,7 +15,7 @@ from heap_budget import board_heap
 from tinyattn_host import modelfile, protocol as P
 from tinyattn_host.board.board import Board
 from tinyattn_host.checks.heap_fit import board_word_bits, rows_that_fit
-from tinyattn_host.checks.run_check import in_scale, quantize_input
+from tinyattn_host.quantize import in_scale, quantize_tensor
 from tinyattn_host.digits import DIGITS_CONFIG, init_params, load_digits
 from tinyattn_host.interop.statedict import import_npz, read_description
 from tinyattn_host.reference.sequential import int8_forward, int8_layers
@@ -42,7 +42,7 @@ def quantized_on_board(board, config, params, calibration, rows, cut=True):
         fit = rows_that_fit(link.status()["free"], config, len(calibration), "quantize",
                             bits, link.float_bytes) if cut else len(calibration)
         qhead, qarrays = link.request(P.QUANTIZE, {}, {"x": calibration[:fit]})
-        xq = quantize_input(calibration[:rows], in_scale(qhead))
+        xq = quantize_tensor(calibration[:rows], in_scale(qhead["layers"]))
         head, got = link.request(P.FORWARD_INT8, {}, {"x": xq})
     want = int8_forward(xq, int8_layers(qhead["layers"], qarrays))[-1]
     return got["y"].reshape(head["rows"], head["cols"]), want

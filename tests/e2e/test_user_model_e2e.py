@@ -163,7 +163,7 @@ def _error(link, seq):
 def test_an_int8_model_and_a_calibration_batch_over_one_message(psram_board):
     """QUANTIZE with a 67 KB calibration batch, and LOAD_QMODEL of a 70 KB int8 model (each
     in parts): the integer outputs are the reference's, bit for bit."""
-    from tinyattn_host.checks.run_check import in_scale, quantize_input
+    from tinyattn_host.quantize import in_scale, quantize_tensor
     from tinyattn_host.reference.sequential import int8_forward, int8_layers
 
     rng = np.random.default_rng(11)
@@ -180,7 +180,7 @@ def test_an_int8_model_and_a_calibration_batch_over_one_message(psram_board):
             sent.clear()  # the float model went in parts too (280 KB for the wide one)
             qhead, qarrays = link.request(P.QUANTIZE, {}, {"x": calibration[:rows]})
             link.request(P.LOAD_QMODEL, {"layers": qhead["layers"]}, qarrays)
-            xq = quantize_input(calibration[:4], in_scale(qhead))
+            xq = quantize_tensor(calibration[:4], in_scale(qhead["layers"]))
             head, got = link.request(P.FORWARD_INT8, {}, {"x": xq})
             layers = int8_layers(qhead["layers"], qarrays)
             want = int8_forward(xq, layers)[-1]

@@ -5,7 +5,7 @@ encoder models (ReLU with the norm after, GELU with norm_first), logits bit for 
 unix port's and with the integer reference.
 
 Design: the device's own glue runs in CPython (tinyattn_host.emulator.device_glue): int8.load
-reads the model file the host made (tests/int8_models.py), QSequential.forward_int plans and
+reads the model file the host made (tinyattn_host.quantize), QSequential.forward_int plans and
 runs the layers, and each viper kernel it calls is the xtensawin machine code in the emulator,
 on the buffers the glue made. The unix port runs the same file and input with its own native
 code; both answers are compared whole."""
@@ -48,7 +48,8 @@ DIGITS_ROWS = 64  # of the 359 test rows: each row's buffers travel over gdb eve
 
 
 def trained_digits():
-    import int8_models as im
+    from tinyattn_host import quantize as hq
+    from tinyattn_host.reference.sequential import int8_layers
     import test_digits_int8
     from tinyattn_host import digits as host_digits
     from tinyattn_host.reference.sequential import int8_forward
@@ -56,9 +57,9 @@ def trained_digits():
     params, _ = test_digits_int8.host_model()
     X_train, _, X_test, _ = host_digits.split(*host_digits.load_digits())
     specs, arrays = test_digits_int8.int8_model(params, X_train)
-    xq = im.quantize_tensor(X_test[:DIGITS_ROWS], im.in_scale(specs))
-    want = int8_forward(xq.astype("int64"), im.reference_layers(specs, arrays))[-1]
-    return (xq.ravel().tolist(), DIGITS_ROWS, X_test.shape[1], im.model_bytes(specs, arrays),
+    xq = hq.quantize_tensor(X_test[:DIGITS_ROWS], hq.in_scale(specs))
+    want = int8_forward(xq.astype("int64"), int8_layers(specs, arrays))[-1]
+    return (xq.ravel().tolist(), DIGITS_ROWS, X_test.shape[1], hq.model_bytes(specs, arrays),
             want.ravel().tolist())
 
 

@@ -41,6 +41,9 @@ FAILURES = {
                      "error: {tmp}/none.npz: No such file or directory"),
     "export-torch": (["{tmp}/bad.bin", "-o", "{tmp}/out.npz"], {}, 1,
                      "error: {tmp}/bad.bin is not a tinyattn model file"),
+    "quantize": (["{tmp}/bad.bin", "{tmp}/x.npy", "-o", "{tmp}/q.bin"], {}, 1,
+                 "error: {tmp}/bad.bin is not a tinyattn model file"),
+    "info": (["{tmp}/bad.bin"], {}, 1, "error: {tmp}/bad.bin is not a tinyattn model file"),
     "check-model": (["{tmp}/bad.bin", "{tmp}/x.npy"], {}, 1,
                     "error: {tmp}/bad.bin is not a tinyattn model file"),
 }

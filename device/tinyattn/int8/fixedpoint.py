@@ -33,6 +33,19 @@ def fixed_point(r, limit):
     return m, s, p, cap
 
 
+SCALE_STEPS = 32
+"""A scale's range is rounded up to one of 32 steps an octave (5 significant bits): float32
+calibration noise (a board's, or the host's float64) then moves a scale only when a max |.|
+lies within that noise of a step, so a board and the host make the same int8 file."""
+
+
+def scale_range(max_abs_value):
+    """max(max_abs_value, 1e-6) rounded up to a step (SCALE_STEPS; exact in float32: at most
+    6 significant bits); the int8 range it gives up is under 1 / SCALE_STEPS (3%)."""
+    f, e = math.frexp(max(max_abs_value, 1e-6))  # f in [0.5, 1)
+    return math.ldexp(math.ceil(f * 2 * SCALE_STEPS), e - 1) / SCALE_STEPS
+
+
 MULTIPLIER_RULE = "[m, s, p, cap]: ints 0 <= m < 2^15, 0 <= s <= 30, 0 <= p <= 16, " \
     "0 < cap < 2^(15+p), cap < 2^31"
 """What valid_multiplier holds a multiplier to (what fixed_point makes), in words."""

@@ -95,15 +95,18 @@ class QSequential:
         return arrays
 
     def save(self, path):
-        """Write the int8 model to `path` (store's format, kind "quantized"); ValueError,
+        """Write the int8 model to `path` (store's format, kind "quantized"), its description
+        as canonical JSON: the bytes the host's quantizer writes for the same model. ValueError,
         and nothing written, for a model that load would refuse (spec.check_description)."""
+        from ..canonical_json import dumps
+
         description, arrays = self.description(), self.named_arrays()
         try:
             check_description(description, dict((name, (code, tuple(shape)))
                                                  for name, _, code, shape in arrays))
         except ValueError as err:
             raise ValueError("%s not saved: %s" % (path, err))
-        store.write_file(path, QUANTIZED, description, arrays)
+        store.write_file(path, QUANTIZED, dumps(description), arrays)
 
 
 def from_description(description, arrays):

@@ -12,7 +12,7 @@ import math
 from ulab import numpy as np
 
 # leaves first: a first import nests the ones it makes (tests/device/test_import_depth.py)
-from .fixedpoint import bias_room, fixed_point
+from .fixedpoint import bias_room, fixed_point, scale_range
 from . import kernels
 from ..nn.checks import require_2d
 
@@ -50,8 +50,10 @@ def max_abs(a):
 
 
 def scale_for(max_abs_value):
-    """int8 scale for values up to max_abs_value (a tiny floor keeps an all-zero tensor usable)."""
-    return max(max_abs_value, 1e-6) / 127.0
+    """int8 scale for values up to max_abs_value, rounded up to a step (fixedpoint.py's
+    scale_range), as a float32: the model in memory holds the scale its file holds, on a port
+    of double floats too."""
+    return array.array("f", (scale_range(max_abs_value) / 127.0,))[0]
 
 
 def quantize_tensor(x, scale, low=-128, out=None):

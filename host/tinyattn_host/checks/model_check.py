@@ -20,8 +20,10 @@ from ..board.ports import choose
 from ..device_modules import device_module
 from ..errors import BoardError, InputError, bad_file_is_input_error
 from ..interop.arrayfiles import read_array
+from ..virtual import unixport
 from ..reference.sequential import sequential_forward
 from .digits_check import TOLERANCE, relative_error
+from . import model_heap
 from .progress import Progress
 
 
@@ -43,9 +45,11 @@ def load_needs(config, arrays):
     return message + 2 * sum(sizes) + max(sizes, default=0), message
 
 
-def _inputs(model_path, config, X):
-    """X as float64 rows, checked against the model's input width; expect's shape checked."""
-    width, rows_per_sample, _ = device_module("nn/flow").follow(config)
+def _inputs(model_path, config, X, width=None):
+    """X as float64 rows, checked against the model's input width (a float config's, or
+    `width`); (X, rows a sample)."""
+    width, rows_per_sample, _ = device_module("nn/flow").follow(config) if config else \
+        (width, 1, None)
     X = np.asarray(X)
     _finite(X, "the inputs")
     if X.ndim != 2 or X.shape[0] == 0:
@@ -62,6 +66,22 @@ def _inputs(model_path, config, X):
     return X.astype(np.float64), rows_per_sample
 
 
+def _int8_layers(path, meta, arrays):
+    """The reference's int8 layers of an int8 file's description; ModelCheckError naming the
+    file when they cannot be made (the board's LOAD_QMODEL checks every field again)."""
+    from ..reference.sequential import int8_layers
+
+    layers = meta.get("layers") if isinstance(meta, dict) else None
+    if not isinstance(layers, list) or not layers:
+        raise ModelCheckError("%s: an int8 model's description must be {\"layers\": [...]}"
+                              % path)
+    try:
+        return int8_layers(layers, arrays)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as err:
+        raise ModelCheckError("%s holds an int8 model the reference cannot read (%s: %s)"
+                              % (path, type(err).__name__, err))
+
+
 def _finite(values, what):
     """ModelCheckError unless `values` are numbers, all finite (a NaN compares as no error)."""
     values = np.asarray(values)
@@ -72,10 +92,20 @@ def _finite(values, what):
                               % what)
 
 
-def check_model(link, model_path, X, batch_size=16, out=print, expect=None, progress=None):
+def check_model(link, model_path, X, batch_size=16, out=print, expect=None, progress=None,
+                heap_verdict=True):
     """Load `model_path` on the device behind `link`, push X (rows, features), compare with
-    the reference and with `expect` when given; returns (ok, worst relative error)."""
-    meta, arrays = modelfile.read_float_model(model_path)
+    the reference and with `expect` when given; returns (ok, worst relative error).
+    heap_verdict: say from the heap held after one sample whether the model fits a board
+    without PSRAM (False: the caller measures it otherwise)."""
+    kind, meta, arrays = modelfile.read_model(model_path)
+    if kind == modelfile.QUANTIZED:
+        from .int8_model_check import check_int8_model
+
+        return check_int8_model(link, model_path, meta, arrays, X, batch_size, out, expect,
+                                lambda X, width: _inputs(model_path, None, X, width),
+                                heap_verdict)
+    meta, arrays = modelfile.read_float_model(model_path)  # checked as the device checks it
     config = meta["config"]
     X, rows_per_sample = _inputs(model_path, config, X)
     params = {k: v.astype(np.float64) for k, v in arrays.items()}
@@ -108,6 +138,10 @@ def check_model(link, model_path, X, batch_size=16, out=print, expect=None, prog
         link.progress = None
     out("loaded %s: %d KB in %.1f s, %d KB of the board's heap free before"
         % (model_path, message // 1024, time.monotonic() - started, free // 1024))
+    one = X[:rows_per_sample]
+    held = model_heap.measure(link, free, lambda: link.request(protocol.FORWARD, {}, {"x": one}))
+    for line in model_heap.report(*held, verdict=heap_verdict):
+        out(line)
     batch = max(rows_per_sample, batch_size - batch_size % rows_per_sample)
     worst = {"reference": 0.0, "expect": 0.0}
     for start in range(0, len(X), batch):
@@ -154,12 +188,24 @@ def check_model_command(args):
     with bad_file_is_input_error():
         X = read_array(args.inputs, "input rows")
         expect = read_array(args.expect, "expected outputs") if args.expect else None
-        meta, arrays = modelfile.read_float_model(args.model)  # refused before the board opens,
-        for name, values in arrays.items():
-            _finite(values, "%s: array %s" % (args.model, name))
-        _inputs(args.model, meta["config"], X)  # as are inputs that do not fit it
+        kind, meta, arrays = modelfile.read_model(args.model)  # refused before the board opens,
+        if kind == modelfile.QUANTIZED:
+            _int8_layers(args.model, meta, arrays)
+        else:
+            meta, arrays = modelfile.read_float_model(args.model)
+            for name, values in arrays.items():
+                _finite(values, "%s: array %s" % (args.model, name))
+            _inputs(args.model, meta["config"], X)  # as are inputs that do not fit it
         if expect is not None:
             _finite(expect, "the expected outputs")
-    with Board(port=choose(args.port), deploy="auto", heap=args.heap) as board:
-        ok, _ = check_model(board.start_link(), args.model, X, args.batch_size, expect=expect)
+    port = choose(args.port)
+    search = port is None and unixport.has_ulab(unixport.interpreter())  # a virtual board's
+    with Board(port=port, deploy="auto", heap=args.heap) as board:
+        ok, _ = check_model(board.start_link(), args.model, X, args.batch_size, expect=expect,
+                            heap_verdict=not search)
+    if search:
+        from .smallest_heap import one_sample_shape, report, smallest_heap
+
+        rows, width = one_sample_shape(kind, meta)
+        print("\n".join(report(smallest_heap(args.model, kind, rows, width))))
     return 0 if ok else 1

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import digits_check, heap_fit
-from .int8_io import in_scale, out_scale, quantize_input  # noqa: F401  (tests take them here)
+from ..quantize import in_scale, out_scale, quantize_tensor
 from .run_report import write_report
 from .. import protocol
 from ..board.board import Board, DeviceReset
@@ -235,7 +235,7 @@ class Check:
                                % (head["config"], IRIS_CONFIG))
         qhead, qarrays = self.request(protocol.QUANTIZE, {}, {"x": calibration[0]}, reload=load)
         qlayers = reference_qlayers(qhead, qarrays)
-        s_in, s_out = in_scale(qhead), out_scale(qhead)
+        s_in, s_out = in_scale(qhead["layers"]), out_scale(qhead["layers"][-1])
         ref_logits, caches = sequential_forward(IRIS_CONFIG, params, X)
         attention_ref = next(c for c in caches if isinstance(c, dict))["A_cache"]
         keep = self.samples.setdefault(name, {"device": [], "reference": [], "attention": None,
@@ -252,7 +252,7 @@ class Check:
             fhead, got = self.request(protocol.FORWARD, {"attention": first}, {"x": xb},
                                        reload=load)
             logits = got["logits"].astype(np.float64)
-            xq = quantize_input(xb, s_in)
+            xq = quantize_tensor(xb, s_in)
             ihead, iout = self.request(protocol.FORWARD_INT8, {}, {"x": xq}, reload=load)
             yq = iout["y"].reshape(ihead["rows"], ihead["cols"])
             yq_ref = int8_forward(xq, qlayers)[-1]

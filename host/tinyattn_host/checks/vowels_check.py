@@ -16,7 +16,7 @@ from ..reference.sequential import int8_forward, int8_layers, sequential_forward
 from ..sequences import padding_mask
 from ..vowels import DEVICE, causal_config, load_vowels, train_host
 from .digits_check import relative_error
-from .int8_io import in_scale, quantize_input
+from ..quantize import in_scale, quantize_tensor
 
 TOLERANCE = 1e-4
 HOST_SCHEDULE = ((1, 2e-3),)
@@ -63,7 +63,7 @@ def check_vowels(check, rows=None):
         head, got = check.request(protocol.FORWARD, {}, {"x": xb, "mask": mb}, reload=load)
         logits = got["logits"].astype(np.float64)
         ref = want[start:start + len(xb)]
-        xq = quantize_input(xb, in_scale(qhead))
+        xq = quantize_tensor(xb, in_scale(qhead["layers"]))
         ihead, iout = check.request(protocol.FORWARD_INT8, {}, {"x": xq, "mask": mb},
                                     reload=load)
         yq = iout["y"].reshape(ihead["rows"], ihead["cols"])

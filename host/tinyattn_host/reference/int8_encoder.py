@@ -43,8 +43,9 @@ def _int8(a, what):
 # ---- LayerNorm -------------------------------------------------------------------------------
 def eps_units(eps, E, s_x):
     """eps in the units of V = E^2 var / s_x^2: round(E^2 eps / s_x^2), in [1, 2^30 - 1]."""
-    v = min(E * E * eps / (s_x * s_x), 2.0 ** 31)
-    return max(1, min(MAX_EPS, math.floor(v + 0.5)))
+    f32 = np.float32  # a board's float: its order of operations, rounded as it rounds
+    v = min(f32(E * E) * f32(eps) / (f32(s_x) * f32(s_x)), f32(2.0 ** 31))
+    return max(1, min(MAX_EPS, int(math.floor(v + f32(0.5)))))
 
 
 def isqrt_scaled(W):

@@ -1,0 +1,108 @@
+"""tinyattn.int8.quantize on the host: a float Sequential (config, params "<i>.<name>") and its
+calibration rows to the int8 model (layer specs and arrays "<i>.<name>") and its file, the file
+the board's own `quantize(model, rows).save(path)` writes (kind "quantized")."""
+
+import os
+import tempfile
+from functools import partial
+
+import numpy as np
+
+from .. import modelfile
+from ..device_modules import device_module
+from ..reference.encoder import gelu_forward
+from ..reference.layers import activation_forward
+from .calibrate import calibrate, layer_params
+from .encoder import encoder
+from .layers import GELU, activation, attention, attention_params, dense, layernorm, positional
+from .numbers import multiplier, over, scale_for, times
+
+CANONICAL = device_module("canonical_json")
+
+
+def quantize_layer(spec, p, stats, s_x, s_y, prefix):
+    """int8/convert.py's _quantize_layer (each int8 class's quantize)."""
+    kind = spec[0]
+    if kind == "Dense":
+        return dense(p["W"], p.get("b"), s_x, s_y, prefix=prefix)
+    if kind == "Tokens":
+        return {"kind": "Tokens", "seq_len": spec[1], "s_x": s_x}, {}
+    if kind == "SelfAttention":
+        return attention(attention_params(p), stats, spec[2], spec[3], s_x, s_y, prefix)
+    if kind == "Activation":
+        s_y = s_x if spec[1] == "relu" else (s_y or scale_for(stats["out"]))  # relu: exact
+        return activation(spec[1], partial(activation_forward, kind=spec[1]), s_x, s_y, prefix)
+    s_y = s_y or scale_for(stats["out"])
+    if kind == "GlobalAvgPool":
+        mults = [multiplier(over(s_x, n), s_y) for n in range(1, spec[1] + 1)]
+        return {"kind": "GlobalAvgPool", "seq_len": spec[1], "mult": mults[-1], "s_x": s_x,
+                "s_y": s_y, "by_count": mults}, {}
+    if kind == "LayerNorm":
+        return layernorm(p["gamma"], p["beta"], spec[2], s_x, s_y, prefix)
+    if kind == "PositionalEmbedding":
+        return positional(p["P"], s_x, s_y, prefix)
+    if kind == "Gelu":
+        return activation(GELU, gelu_forward, s_x, s_y, prefix)
+    if kind == "TransformerEncoderLayer":
+        return encoder(spec, p, stats, s_x, s_y, prefix)
+    raise ValueError("no int8 form for a %s layer" % (kind,))
+
+
+def quantize(config, params, calib, mask=None, rows=1, batch_size=None, progress=None):
+    """tinyattn.int8.quantize of the float Sequential (config, params "<i>.<name>") with
+    calibration rows calib (samples of `rows` rows, and their padding mask), batch_size
+    samples at a time: (specs, arrays named "<i>.<name>")."""
+    stats = calibrate(config, params, calib, mask, rows, batch_size, progress)
+    for i, st in enumerate(stats):
+        if not np.isfinite(_values(st)).all():
+            raise ValueError("layer %d (%s) gives NaN or infinity on the calibration rows: its "
+                             "weights, or the rows, are too large to quantize" % (i, config[i][0]))
+    specs, arrays = [], {}
+    s_x = scale_for(stats[0]["in"])
+    for i, (spec, st) in enumerate(zip(config, stats)):
+        s_y = None if i == len(config) - 1 else scale_for(st["out"])
+        made = quantize_layer(spec, layer_params(params, i), st, s_x, s_y, "%d." % i)
+        specs.append(made[0])
+        arrays.update(made[1])
+        s_x = out_scale(made[0])
+    return specs, arrays
+
+
+def _values(stats):
+    """Every number of a layer's statistics (a dict of floats and of such dicts)."""
+    return [v for value in stats.values()
+            for v in (_values(value) if isinstance(value, dict) else [value])]
+
+
+def out_scale(spec):
+    """The scale of a layer's output (its out_scale()): an int32 output's is its accumulator's."""
+    kind = spec["kind"]
+    if kind == "Tokens":
+        return spec["s_x"]
+    if kind == "Dense" and spec["mult"] is None:
+        return times(spec["s_x"], spec["s_w"])
+    if kind == "SelfAttention":
+        s = spec["scales"]
+        return times(s["ctx"], s["wo"]) if spec["mults"]["out"] is None else s["y"]
+    return spec["s_y"]
+
+
+def in_scale(specs):
+    """The model's input scale (QSequential.in_scale) of its layer specs."""
+    first = specs[0]
+    return first["scales"]["x"] if first["kind"] == "SelfAttention" else first["s_x"]
+
+
+def file_bytes(kind, meta, arrays):
+    """A model file (the device's store format): its kind, JSON meta and named arrays."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "model.bin")
+        modelfile.write_model(path, kind, meta, arrays)
+        with open(path, "rb") as f:
+            return f.read()
+
+
+def model_bytes(specs, arrays):
+    """The int8 model as tinyattn.int8.load reads it: QSequential.save's file, its
+    description in canonical JSON (device/tinyattn/canonical_json.py), byte for byte."""
+    return file_bytes(modelfile.QUANTIZED, CANONICAL.dumps({"layers": specs}), arrays)
