@@ -59,6 +59,7 @@ def test_every_variant_agrees_with_the_reference_and_with_torch(psram_board, tmp
     assert not ok and "MISMATCH (expect)" in lines[-2]
     assert lines[-1].startswith("FAIL") and "the expected outputs disagree with the board and " \
         "the reference agrees with the board" in lines[-1]
+    assert "training mode" in lines[-1] and "model.eval()" in lines[-1]
 
 
 def test_check_model_exit_codes_and_one_line_errors(psram_board, tmp_path, capsys):
