@@ -82,7 +82,8 @@ def test_named_and_positional_descriptions_write_the_same_file(tmp_path):
     by_name[0]["layer"] = {"kind": "Tokens", "seq_len": 16}
     del by_name[-1]["layer"]["use_bias"]  # a default left out
     (tmp_path / "named.json").write_text(json.dumps(by_name))
-    for name, layers in (("named", tmp_path / "named.json"), ("positional", folder / "layers.json")):
+    for name, layers in (("named", tmp_path / "named.json"),
+                         ("positional", folder / "layers.json")):
         assert main(["import-torch", str(folder / "model.npz"), str(layers),
                      "-o", str(tmp_path / (name + ".bin"))]) == 0
     named_file = modelfile.read_model(tmp_path / "named.bin")

@@ -122,8 +122,9 @@ def describe(shapes):
     if attends:
         width = next((m[1][1] for m in modules if m[1][0] == "Dense"), None)
         entries.append(({"kind": "Tokens", "seq_len": S}, None, None,
-                        "each input row is %d token(s) of %s features, one after the other (PyTorch's "
-                        "(B, S, F) input reshaped to (B, S*F))" % (S, width or "the model's")))
+                        "each input row is %d token(s) of %s features, one after the other "
+                        "(PyTorch's (B, S, F) input reshaped to (B, S*F))"
+                        % (S, width or "the model's")))
     last = attends[-1] if attends else None
     for i, (prefix, config, comment, shape) in enumerate(modules):
         if config[0] == "TransformerEncoderLayer":
