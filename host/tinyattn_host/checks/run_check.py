@@ -251,7 +251,10 @@ class Check:
         attention_ref = next(c for c in caches if isinstance(c, dict))["A_cache"]
         keep = self.samples.setdefault(name, {"device": [], "reference": [], "attention": None,
                                               "tolerance": FLOAT_TOLERANCE * max(
-                                                  1.0, float(np.abs(ref_logits).max()))})
+                                                  1.0, float(np.abs(ref_logits).max())),
+                                              "int8": [],
+                                              "maps": attention_ref,
+                                              "classes": ref_logits.argmax(1)})
         batch = self.fit(name, IRIS_CONFIG, self.batch_size, "forward")
         starts = range(0, len(X), batch)
         for index, start in enumerate(starts):
@@ -279,6 +282,7 @@ class Check:
             self.summary.batches.append(result)
             keep["device"].append(logits)
             keep["reference"].append(want)
+            keep["int8"].append(yq * s_out)
             if first:
                 rows = got["attention"].shape[0]
                 keep["attention"] = (got["attention"], attention_ref[:rows])
