@@ -1,7 +1,8 @@
 """A user's own PyTorch model on the virtual board (issue 20): the torch fixtures
 (tests/fixtures/torch, made once by tests/fixtures/make_torch_fixtures.py) go import-torch ->
-check-model against the reference and torch's out.npy -> export-torch; check-model's exit
-codes; messages larger than max_message in parts (TRANSFER, PART)."""
+check-model against the reference and torch's out.npy (and an out.npy made in training mode,
+which check-model names) -> export-torch; check-model's exit codes; messages larger than
+max_message in parts (TRANSFER, PART); README's PyTorch walk pasted into a shell."""
 
 import struct
 import zlib
@@ -56,10 +57,16 @@ def test_every_variant_agrees_with_the_reference_and_with_torch(psram_board, tmp
             assert lines[-1].startswith("PASS") and "against the expected outputs" in lines[-1]
         wrong = np.load(FIXTURES / "base" / "out.npy")[:ROWS]  # not the gelu model's outputs
         ok, _ = check_model(link, tmp_path / "gelu.bin", X, out=lines.append, expect=wrong)
+        assert not ok and "MISMATCH (expect)" in lines[-2]
+        assert lines[-1].startswith("FAIL") and "the expected outputs disagree with the board " \
+            "and the reference agrees with the board" in lines[-1]
+        train_mode = np.load(FIXTURES / "dropout" / "out_train.npy")[:ROWS]  # no model.eval()
+        ok, _ = check_model(link, tmp_path / "dropout.bin", X, out=lines.append,
+                            expect=train_mode)
     assert not ok and "MISMATCH (expect)" in lines[-2]
-    assert lines[-1].startswith("FAIL") and "the expected outputs disagree with the board and " \
-        "the reference agrees with the board" in lines[-1]
-    assert "training mode" in lines[-1] and "model.eval()" in lines[-1]
+    assert "the reference agrees with the board: only the expected outputs differ. The usual " \
+        "cause: the PyTorch model was in training mode when it made them (dropout on): call " \
+        "model.eval() first." in lines[-1]
 
 
 def test_check_model_exit_codes_and_one_line_errors(psram_board, tmp_path, capsys):
