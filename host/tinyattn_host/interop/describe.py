@@ -61,8 +61,8 @@ def _modules(shapes):
                             "layer_norm_eps are PyTorch's defaults: set yours" % guess_heads(E),
                             None))
             if len(found) < len(parts):
-                unknown.extend("%s (missing: the encoder layer has no bias?)" % p
-                               for p in parts if p not in shapes)
+                unknown.extend("%s missing (an encoder layer without bias? tinyattn's has "
+                               "biases)" % p for p in parts if p not in shapes)
         elif name == "in_proj_weight":
             parts = [_join(prefix, n) for n in ("in_proj_weight", "in_proj_bias",
                                                 "out_proj.weight", "out_proj.bias")]
@@ -152,7 +152,7 @@ def describe(shapes):
                      "in the state_dict: add {\"layer\": {\"kind\": \"Activation\", "
                      "\"activation\": \"relu\"}} where your forward has one")
     if unknown:
-        notes.append("keys no tinyattn layer takes: %s" % ", ".join(unknown))
+        notes.append("keys no tinyattn layer takes, or missing: %s" % ", ".join(unknown))
     notes.append("not in the shapes, so guessed (each entry's \"comment\" says which): the "
                  "number of heads, dropout, activation, norm_first, eps, the order of the "
                  "forward, the pooling; check them against your model's code")
