@@ -110,8 +110,12 @@ def _virtual_board(p):
 
 def _import_torch(p):
     p.add_argument("npz", help="np.savez of the state_dict (PyTorch's names)")
-    p.add_argument("layers", help="JSON description: [{\"prefix\": ..., \"layer\": [...]}, ...]")
-    p.add_argument("-o", "--out", required=True, help="the tinyattn model file to write")
+    p.add_argument("layers", nargs="?", help="JSON description: [{\"prefix\": ..., \"layer\": "
+                                             "{\"kind\": ..., ...}}, ...]")
+    p.add_argument("-o", "--out", help="the tinyattn model file to write")
+    p.add_argument("--describe", action="store_true",
+                   help="print a draft layers.json from the state_dict's keys and shapes "
+                        "(what it guessed: on stderr)")
     p.add_argument("--int8", metavar="CALIBRATION.npy",
                    help="write the int8 model instead, calibrated on these rows (as quantize)")
     p.add_argument("--batch-size", type=int, help="(--int8) as quantize's (default 16)")

@@ -4,14 +4,13 @@ pages copy to the board: X.npy (float32), y.npy (uint8), data.csv and model.bin.
 
 import re
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from page_lines import repl_lines
 from tinyattn_host.virtual import unixport
 
-ROOT = Path(__file__).resolve().parents[2]
 ROWS, FEATURES, CLASSES = 40, 6, 3
 
 MAKE_MODEL = """
@@ -19,14 +18,6 @@ import tinyattn
 from tinyattn import Sequential, Dense, Activation
 tinyattn.save(Sequential([Dense(%d, 8), Activation("relu"), Dense(8, %d)]), "model.bin")
 """ % (FEATURES, CLASSES)
-
-
-def repl_lines(page, after):
-    """The `>>>` lines of the first python block after the text `after` in `page`."""
-    text = (ROOT / page).read_text()
-    block = re.search(r"```python\n(.*?)```", text[text.index(after):], re.S).group(1)
-    return [re.sub(r"\s+#.*$", "", line[4:]) for line in block.splitlines()
-            if line.startswith(">>> ")]
 
 
 def run_here(folder, code):

@@ -117,10 +117,10 @@ def test_a_board_that_fails_to_open_leaves_nothing_running(tmp_path):
     assert set(descendants(os.getpid())) == before
 
 
-# What each command prints once it is in the middle of its work (a deploy copying files;
+# What each command prints once it is in the middle of its work (a deploy about to copy files;
 # the bench measuring).
-MID_WORK = {"deploy": "  copied /lib/tinyattn/", "run": "  copied /lib/tinyattn/",
-            "repl": "  copied /lib/tinyattn/", "bench": " measured"}
+MID_WORK = {"deploy": "deploying tinyattn as ", "run": "deploying tinyattn as ",
+            "repl": "deploying tinyattn as ", "bench": " measured"}
 
 
 @needs_virtual_board

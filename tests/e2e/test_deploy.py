@@ -60,7 +60,10 @@ def on_flash(board):
 
 @needs_virtual_board
 def test_deploy_then_run_the_demo(virtual_board):
-    done = deploy(virtual_board.port, out=quiet)
+    lines = []
+    done = deploy(virtual_board.port, out=lines.append)
+    assert len(lines) == 3, lines  # what, the counts (not a line a file), where it imports from
+    assert lines[1] == "  %d copied, 0 unchanged, 0 removed" % len(done.copied)
     device = device_mpy(virtual_board)
     assert done.how == f".mpy v{device.label} for {device.arch_name}"
     mpy_names = [name.replace(".py", ".mpy") for name in BOARD_SOURCES]
@@ -84,7 +87,10 @@ def test_second_deploy_copies_only_what_changed(virtual_board):
     lib = virtual_board.flash_dir / "lib" / "tinyattn"
     (lib / "rng.mpy").write_bytes(b"M\x06\x00\x1f stale")
     (lib / "gone.py").write_text("x = 1\n")
-    third = deploy(virtual_board.port, out=quiet)
+    lines = []
+    third = deploy(virtual_board.port, out=lines.append)
+    assert lines[1] == "  1 copied (/lib/tinyattn/rng.mpy), %d unchanged, 1 removed " \
+        "(/lib/tinyattn/gone.py)" % len(third.unchanged)
     assert third.copied == ["/lib/tinyattn/rng.mpy"]
     assert third.removed == ["/lib/tinyattn/gone.py"]
 

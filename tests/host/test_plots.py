@@ -32,13 +32,38 @@ def test_write_report_writes_every_plot(tmp_path):
     rng = np.random.default_rng(1)
     reference = rng.normal(0, 3, (20, 3))
     attention = rng.dirichlet(np.ones(4), size=2 * 2 * 4)
+    maps = rng.dirichlet(np.ones(4), size=20 * 2 * 4)
     summary = Summary(batches=[BatchResult("trained", 0, 20, 1e-6, 20, 20, 20, 1, 1, 1e-3)],
                       training={"loss": [1.0, 0.5, 0.3], "accuracy": [0.5, 0.8, 0.9]})
-    samples = {"trained": {"device": [reference + 1e-6], "reference": [reference],
-                           "attention": (attention + 1e-8, attention), "tolerance": 1e-3}}
+    logits = rng.normal(0, 1, (12, 6))
+    samples = {
+        "trained": {"device": [reference + 1e-6], "reference": [reference],
+                    "attention": (attention + 1e-8, attention), "tolerance": 1e-3,
+                    "int8": [reference + 0.02], "maps": maps,
+                    "classes": np.repeat([0, 1, 2, 1], 5)},
+        "random": {"device": [reference], "reference": [reference], "tolerance": 1e-3,
+                   "attention": (attention, attention), "maps": maps, "classes": [0] * 20},
+        "vowels": {"device": [logits], "reference": [logits], "int8": [logits],
+                   "stream": ([1e-7] * 12, logits)}}
     written = write_report(tmp_path, summary, samples)
     assert sorted(p.name for p in written) == [
-        "summary.json", "trained_attention.png", "trained_errors.png",
-        "trained_relative_error.png", "trained_training.png"]
-    for path in written[1:]:
-        png(path)
+        "random_errors.png", "random_relative_error.png", "summary.json",
+        "trained_attention.png", "trained_attention_check.png", "trained_errors.png",
+        "trained_int8.png", "trained_relative_error.png", "trained_training.png",
+        "vowels_errors.png", "vowels_int8.png", "vowels_relative_error.png",
+        "vowels_stream.png"]  # no attention plot of the random model: uniform, 0.25
+    for path in written:
+        if path.suffix == ".png":
+            png(path)
+
+
+def test_each_tolerance_says_where_it_comes_from():
+    from tinyattn_host.checks.run_report import _by_class, _tolerance
+
+    reference = np.array([[5.49, -1.0]])
+    tolerance, source = _tolerance({"tolerance": 5.49e-4}, reference)
+    assert tolerance == 5.49e-4
+    assert source.startswith("= 1e-04 x max(1, max|reference|) = 1e-04 x 5.49:\nthe float "
+                             "check's bound (float32 on the board, float64 reference)")
+    assert _tolerance({}, np.array([[0.5]]))[0] == 1e-4  # max(1, ...)
+    assert _by_class([2, 0, 0, 1, 2, 0]) == ([1, 2, 3, 0, 4], [0, 0, 1, 2, 2])

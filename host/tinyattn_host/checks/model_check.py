@@ -163,6 +163,12 @@ def check_model(link, model_path, X, batch_size=16, out=print, expect=None, prog
     return _summary(model_path, len(X), worst, expect is not None, out)
 
 
+EXPECT_ONLY = ("only the expected outputs differ. The usual cause: the PyTorch model was in "
+               "training mode when it made them (dropout on): call model.eval() first. Else "
+               "the description or the model file does not compute what made them")
+"""What a FAIL says when the board agrees with the reference and the expected outputs do not."""
+
+
 def _summary(model_path, rows, worst, with_expect, out):
     ok_ref = worst["reference"] <= TOLERANCE
     ok_expect = not with_expect or worst["expect"] <= TOLERANCE
@@ -175,8 +181,7 @@ def _summary(model_path, rows, worst, with_expect, out):
         line += "; the board disagrees with the reference"
     if not ok_expect:
         line += ("; the expected outputs disagree with the board%s" % (
-            " and the reference agrees with the board: the description or the model file does "
-            "not compute what made them" if ok_ref else ""))
+            " and the reference agrees with the board: " + EXPECT_ONLY if ok_ref else ""))
     out(line)
     return ok_ref and ok_expect, max(worst.values())
 

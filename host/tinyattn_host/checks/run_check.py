@@ -51,6 +51,14 @@ class BatchResult:
     tolerance: float = 0.0
 
 
+LEGEND = ("float|err|: max |board - reference| of a batch's float logits;",
+          "agree: rows whose class is the reference's; us: the board's time for a batch;",
+          "int8 exact: rows whose int8 outputs are the integer reference's, bit for bit;",
+          "int8~flt: rows whose int8 class is the float class")
+"""What the batch table's columns are, printed above it (the digits and vowels tables use
+the same words)."""
+
+
 @dataclass
 class Summary:
     device: dict = field(default_factory=dict)
@@ -82,9 +90,10 @@ class Summary:
         reduced = "; %d request size(s) cut to fit the heap" % len(self.reduced) \
             if self.reduced else ""
         return ("%s: float max |err| %.2e, classes agree %d/%d; int8 bit-exact %d/%d; "
-                "train step max |err| %.2e; %s%d reset(s); %.1f s%s"
+                "train step max |err| %.2e; %s%s%.1f s%s"
                 % ("PASS" if self.ok else "FAIL", worst, agree, rows, exact, rows,
-                   self.train_step.get("max_err", float("nan")), digits, self.resets,
+                   self.train_step.get("max_err", float("nan")), digits,
+                   "%d device reset(s) survived; " % self.resets if self.resets else "",
                    self.seconds, reduced))
 
 
@@ -159,6 +168,8 @@ class Check:
         X, y = iris()
         trained, self.summary.training = trained_model(X, y, self.seed)
         models = [("random", random_model(self.seed)), ("trained", trained)]
+        for line in LEGEND:
+            self.out(line)
         self.out("%-8s %5s %4s %12s %7s %11s %9s %9s %9s"
                  % ("model", "batch", "rows", "float|err|", "agree", "int8 exact",
                     "int8~flt", "float us", "int8 us"))
@@ -240,7 +251,10 @@ class Check:
         attention_ref = next(c for c in caches if isinstance(c, dict))["A_cache"]
         keep = self.samples.setdefault(name, {"device": [], "reference": [], "attention": None,
                                               "tolerance": FLOAT_TOLERANCE * max(
-                                                  1.0, float(np.abs(ref_logits).max()))})
+                                                  1.0, float(np.abs(ref_logits).max())),
+                                              "int8": [],
+                                              "maps": attention_ref,
+                                              "classes": ref_logits.argmax(1)})
         batch = self.fit(name, IRIS_CONFIG, self.batch_size, "forward")
         starts = range(0, len(X), batch)
         for index, start in enumerate(starts):
@@ -268,6 +282,7 @@ class Check:
             self.summary.batches.append(result)
             keep["device"].append(logits)
             keep["reference"].append(want)
+            keep["int8"].append(yq * s_out)
             if first:
                 rows = got["attention"].shape[0]
                 keep["attention"] = (got["attention"], attention_ref[:rows])

@@ -16,7 +16,7 @@ from ..reference.sequential import int8_forward, int8_layers, sequential_forward
 from ..sequences import padding_mask
 from ..vowels import DEVICE, causal_config, load_vowels, train_host
 from .digits_check import relative_error
-from ..quantize import in_scale, quantize_tensor
+from ..quantize import in_scale, out_scale, quantize_tensor
 
 TOLERANCE = 1e-4
 HOST_SCHEDULE = ((1, 2e-3),)
@@ -58,6 +58,8 @@ def check_vowels(check, rows=None):
     out("%-8s %5s %4s %12s %7s %11s %9s %9s"
         % ("model", "batch", "rows", "float rel", "agree", "int8 exact", "float us", "int8 us"))
     batches = []
+    kept = check.samples["vowels"] = {"device": [], "reference": [], "int8": [], "stream": None}
+    s_out = out_scale(qhead["layers"][-1])
     for index, start in enumerate(range(0, len(X), batch_size)):
         xb, mb = X[start:start + batch_size], mask[start:start + batch_size]
         head, got = check.request(protocol.FORWARD, {}, {"x": xb, "mask": mb}, reload=load)
@@ -68,6 +70,8 @@ def check_vowels(check, rows=None):
                                     reload=load)
         yq = iout["y"].reshape(ihead["rows"], ihead["cols"])
         yq_ref = int8_forward(xq.astype(np.int64), qlayers, mb)[-1]
+        for key, value in ("device", logits), ("reference", ref), ("int8", yq * s_out):
+            kept[key].append(value)
         batch = {"batch": index, "rows": len(xb), "rel_err": relative_error(logits, ref),
                  "agree": int(np.sum(logits.argmax(1) == ref.argmax(1))),
                  "int8_exact": int(np.sum(np.all(yq == yq_ref, axis=1))),
@@ -94,15 +98,17 @@ def _stream_one(check, config, params, row, length, load):
     forward of the frames so far (the padded row with a mask of that length)."""
     S, F = DEVICE.SEQ_LEN, DEVICE.FEATURES
     frames = row.reshape(S, F)
-    errors = []
+    errors, logits = [], []
     for t in range(length):
         head, got = check.request(protocol.STREAM, {"window": S, "reset": t == 0},
                                   {"x": frames[t:t + 1]}, reload=load)
         want, _ = sequential_forward(config, params, row[None, :], padding_mask([t + 1], S))
         errors.append(relative_error(got["logits"].astype(np.float64), want))
+        logits.append(got["logits"].astype(np.float64).ravel())
         if head["t"] != t or got["logits"].argmax() != want.argmax():
             errors[-1] = float("inf")
     ok = max(errors) <= TOLERANCE
+    check.samples["vowels"]["stream"] = (errors, np.array(logits))  # for the report's plot
     check.out("vowels stream: %d frames of one utterance, every step's logits rel err %.2e "
               "(max)  %s" % (length, max(errors), "ok" if ok else "MISMATCH"))
     return {"frames": length, "max_rel_err": max(errors), "ok": bool(ok)}

@@ -7,7 +7,8 @@ A PyTorch model is saved as a .npz of its state_dict, keyed by PyTorch's own nam
 
 A description says which prefix of those names is which tinyattn layer, in model order: a
 list of {"prefix": ..., "layer": <tinyattn layer config>} ("prefix" is left out for layers
-without parameters). The names each kind takes:
+without parameters); a layer config by name, {"kind": "Dense", "in_features": 12, ...}, or by
+position, ["Dense", 12, ...] (named_layers.py). The names each kind takes:
 
     Dense                    <prefix>.weight (out, in), <prefix>.bias       (nn.Linear)
     LayerNorm                <prefix>.weight, <prefix>.bias                 (nn.LayerNorm)
@@ -34,6 +35,7 @@ from ..device_modules import device_module
 from ..errors import InputError
 from ..reference import kinds, sequential  # noqa: F401  (sequential: every kind declared)
 from .arrayfiles import read_json, read_state_dict
+from .named_layers import LayerEntryError, positional
 
 SEQUENTIAL = modelfile.SEQUENTIAL
 
@@ -93,7 +95,8 @@ def import_state_dict(state, layers):
     params: {"<layer index>.<name>": float32 array}, as the device's collect_params names them.
     """
     config, params, used = [], {}, set()
-    check_flow([entry["layer"] for entry in _checked(layers)])
+    layers = _checked(layers)
+    check_flow([entry["layer"] for entry in layers])
     for i, entry in enumerate(layers):
         spec = entry["layer"]
         shapes = param_shapes(spec)
@@ -157,11 +160,20 @@ def check_flow(config):
 
 
 def _checked(layers):
+    """The description's entries, each "layer" as the positional config (a named one
+    converted: named_layers.py); StateDictError naming the entry that is neither."""
     if not isinstance(layers, list) or not all(isinstance(e, dict) and "layer" in e
                                                for e in layers):
         raise StateDictError('the description must be a list of {"prefix": ..., "layer": '
-                             '[kind, ...]} entries, one a layer in model order')
-    return layers
+                             '{"kind": ..., <argument>: ...}} entries (or "layer": [kind, '
+                             '...]), one a layer in model order')
+    checked = []
+    for i, entry in enumerate(layers):
+        try:
+            checked.append(dict(entry, layer=positional(entry["layer"])))
+        except LayerEntryError as err:
+            raise StateDictError("the description's entry %d: %s" % (i, err)) from None
+    return checked
 
 
 def import_npz(npz_path, layers, model_path):
@@ -169,7 +181,8 @@ def import_npz(npz_path, layers, model_path):
     state = read_state_dict(npz_path)
     config, params = import_state_dict(state, layers)
     modelfile.check_float_model(model_path, config, params)  # nothing written load refuses
-    modelfile.write_model(model_path, SEQUENTIAL, {"config": config, "torch": layers}, params)
+    modelfile.write_model(model_path, SEQUENTIAL, {"config": config, "torch": _checked(layers)},
+                          params)
     return config
 
 

@@ -1,14 +1,22 @@
 """The import-torch and export-torch commands of `python -m tinyattn_host`."""
 
+import sys
+
 from ..cli import output_path
 from ..errors import UsageError, bad_file_is_input_error
 from .arrayfiles import read_state_dict
+from .describe import describe, draft_text
 from .statedict import export_npz, import_npz, import_state_dict, read_description
 
 
 def import_torch_command(args):
     """The import-torch command; a bad file is an InputError (exit status 1). With --int8
     CALIBRATION.npy the file written is the int8 model (quantize's), not the float one."""
+    if args.describe:
+        return describe_command(args)
+    if args.layers is None or args.out is None:
+        raise UsageError("import-torch needs LAYERS.json and -o MODEL.bin (or --describe to "
+                         "draft layers.json from the state_dict)")
     output_path(args.out, "-o")
     if args.int8 is None:
         if args.batch_size is not None or args.mask is not None:
@@ -53,4 +61,15 @@ def export_torch_command(args):
         layers = read_description(args.layers) if args.layers else None
         state = export_npz(args.model, args.out, layers)
     print("wrote %s: %d arrays" % (args.out, len(state)))
+    return 0
+
+
+def describe_command(args):
+    """import-torch --describe: a draft layers.json on stdout, what it guessed on stderr."""
+    with bad_file_is_input_error():
+        state = read_state_dict(args.npz)
+    draft, notes = describe({k: v.shape for k, v in state.items()})
+    sys.stdout.write(draft_text(draft))
+    for note in notes:
+        print("note: " + note, file=sys.stderr)
     return 0
