@@ -30,8 +30,13 @@ class Layer:
         return self.args
 
     def config(self):
-        """[kind, *arguments]: the config entry that builds this layer again."""
-        return [type(self).__name__] + list(self.args)
+        """[kind, *arguments]: the config entry that builds this layer again. Trailing
+        arguments at None (declared last, such as num_kv_heads) are left out: the entry is
+        the one a model without them had."""
+        args = list(self.args)
+        while args and args[-1] is None:
+            args.pop()
+        return [type(self).__name__] + args
 
     def collect_params(self, grads=True):
         """The (name, param, grad) groups an optimizer updates, in PARAMS order; the gradient

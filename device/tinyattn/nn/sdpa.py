@@ -93,8 +93,9 @@ class Call:
         if v_rows != k_rows:
             raise ValueError("v must have k's %d rows, got %d" % (k_rows, v_rows))
         self.S_kv = S_kv = kv_len
-        self.mask = _zero_one("mask", mask, (B, S_kv), "(batch, keys)")
-        keep = _zero_one("keep", keep, (S, S_kv), "(queries, keys)")
+        self.mask = _zero_one("mask", mask, (B, S_kv), "(batch, keys)",
+                              " (padding) and 1 (a key)")
+        keep = _zero_one("keep", keep, (S, S_kv), "(queries, keys)", " and 1")
         if bias is not None:
             shape = getattr(bias, "shape", None)
             if shape != (S, S_kv) and shape != (B * H * S, S_kv):
@@ -277,8 +278,9 @@ def _heads(name, value, array_name, width):
     return value
 
 
-def _zero_one(name, a, shape, what):
-    """a, checked: None, or an array of `shape` holding only 0 and 1."""
+def _zero_one(name, a, shape, what, values):
+    """a, checked: None, or an array of `shape` holding only 0 and 1 (`values` says what
+    they mean)."""
     if a is None:
         return None
     got = getattr(a, "shape", None)
@@ -287,7 +289,7 @@ def _zero_one(name, a, shape, what):
                                                                       what, got))
     t = a * (a - 1.0)
     if float(np.max(np.maximum(t, -t))) != 0.0:
-        raise ValueError("%s must hold only 0 and 1" % name)
+        raise ValueError("%s must hold only 0%s" % (name, values))
     return a
 
 
