@@ -11,11 +11,9 @@ import math
 
 from ulab import numpy as np
 
-from .layer import Layer
+from .layer import Layer, row_blocks
 from ..rng import Rng, keep_threshold
 from .checks import require_2d, require_rows
-from . import sdpa
-from .sdpa import row_blocks as _row_blocks
 
 class Attention(Layer):
     """Multi-head attention: y = concat_h(softmax(Q_h K_g(h)^T / sqrt(D)) V_g(h)) Wo^T + bo.
@@ -125,7 +123,10 @@ class Attention(Layer):
         Q = _project(x, self.Wq, self.bq)
         K = _project(key, self.Wk, self.bk)
         V = _project(value, self.Wv, self.bv)
-        call = sdpa.Call(Q, K, V, S, H, S_kv, self.num_kv_heads, mask=mask, causal=causal,
+        from . import sdpa  # the core: imported by the first forward, not by `import tinyattn`
+
+        D = self.head_dim
+        call = sdpa.Call(B, S, S_kv, H, self.num_kv_heads, D, D, mask=mask, causal=causal,
                          scale=self.scale, empty_rows_uniform=True)
         ctx = np.zeros((B * S, E))
         A_cache = np.zeros((B * H * S, S_kv)) \
@@ -133,7 +134,8 @@ class Attention(Layer):
         dropping = training and self.dropout > 0.0
         rng = self._dropout_rng
         self._dropout_state = rng.state() if dropping else None
-        sdpa.forward(call, Q, K, V, ctx, A_cache, self._dropout(rng, S, S_kv) if dropping else None)
+        sdpa.forward(call, Q, K, V, ctx, A_cache,
+                     self._dropout(rng, S, S_kv) if dropping else None)
 
         if training:
             self.x_cache, self.kv_cache, self.value_cache = x, key, value
@@ -214,7 +216,7 @@ class Attention(Layer):
         if self.dbo is not None:
             self.dbo += np.sum(grad_out, axis=0)
         dctx = ctx
-        for r0, r1 in _row_blocks(B * S, E):
+        for r0, r1 in row_blocks(B * S, E):
             dctx[r0:r1, :] = np.dot(grad_out[r0:r1, :], self.Wo)
         dropout = None
         if self._dropout_state is not None:
@@ -222,7 +224,9 @@ class Attention(Layer):
             rng.set_state(self._dropout_state)
             dropout = self._dropout(rng, S, S_kv)
         # dQ, dK, dV over Q, K, V (each block written after its last read)
-        sdpa.backward(call, dctx, Q, K, V, Q, K, V, None, A_cache, dropout)
+        from .sdpa_backward import backward  # (its heap only for training)
+
+        backward(call, dctx, Q, K, V, Q, K, V, None, A_cache, dropout)
         A_cache = dctx = ctx = call = None
 
         add_product(self.dWq, Q, x)
@@ -257,7 +261,7 @@ def _times(grad, W):
     when W is square, else into a new array."""
     rows, cols = grad.shape[0], W.shape[1]
     out = grad if W.shape[0] == cols else np.zeros((rows, cols))
-    for r0, r1 in _row_blocks(rows, max(cols, grad.shape[1])):
+    for r0, r1 in row_blocks(rows, max(cols, grad.shape[1])):
         out[r0:r1, :] = np.dot(grad[r0:r1, :], W)
     return out
 
@@ -270,6 +274,6 @@ def _xavier(fan_out, fan_in):
 def add_product(dW, g, inputs):
     """dW += g^T inputs (a weight's gradient), a block of dW's rows at a time, so that no
     temporary as large as dW is made."""
-    for r0, r1 in _row_blocks(dW.shape[0], dW.shape[1]):
+    for r0, r1 in row_blocks(dW.shape[0], dW.shape[1]):
         part = dW[r0:r1, :]
         part += np.dot(g[:, r0:r1].transpose(), inputs)

@@ -6,6 +6,8 @@ input; gradients of parameters accumulate, +=), `collect_params()` -> [(name, pa
 what forward kept for backward. `Layer` gives the defaults, and the memory rule of every kind:
 
 - `forward(x, training=False)` keeps nothing: only `training=True` keeps what backward needs.
+- Temporaries as large as a weight are not made: a product is done a block of rows of at
+  most BLOCK_BYTES at a time (row_blocks).
 - Gradient buffers are made on first need: by backward, zero_grad or collect_params() (which
   an optimizer takes). A model that is only run (loaded, then forward) has none, so it holds
   its weights only. `collect_params(grads=False)` names the parameters without making them.
@@ -82,3 +84,13 @@ def build(spec, rng):
     if kind_of(spec[0])[SEEDED]:
         return cls(*spec[1:], seed=rng.next32())
     return cls(*spec[1:])
+
+
+BLOCK_BYTES = 2048  # the largest temporary a blocked product makes (a block of rows)
+
+
+def row_blocks(rows, cols):
+    """(r0, r1) ranges over `rows` rows of `cols` floats, each block BLOCK_BYTES at most."""
+    step = max(1, BLOCK_BYTES // (4 * cols))
+    for r0 in range(0, rows, step):
+        yield r0, min(r0 + step, rows)

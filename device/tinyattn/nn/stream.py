@@ -27,7 +27,7 @@ from ulab import numpy as np
 
 from .attention import _project
 from .checks import require_2d
-from .sdpa import scaled_dot_product_attention
+from .sdpa import Call, forward
 
 STATELESS = ("Dense", "Activation", "Gelu", "LayerNorm")
 
@@ -128,9 +128,12 @@ class _KVCache:
         K[slot:slot + 1, :] = _project(z, a.Wk, a.bk)
         V[slot:slot + 1, :] = _project(z, a.Wv, a.bv)
         q = _project(z, a.Wq, a.bq)
-        # the cached keys are all in the past: no causal mask (their order is the ring's)
-        ctx = scaled_dot_product_attention(q, K[:kept, :], V[:kept, :], 1, a.num_heads,
-                                           num_kv_heads=a.num_kv_heads, scale=a.scale)
+        # scaled_dot_product_attention of one query over the cached keys, all in the past: no
+        # causal mask (their order is the ring's)
+        D = a.head_dim
+        ctx = np.zeros((1, a.embed_dim))
+        forward(Call(1, 1, kept, a.num_heads, a.num_kv_heads, D, D, scale=a.scale), q,
+                K[:kept, :], V[:kept, :], ctx)
         return _project(ctx, a.Wo, a.bo)
 
 

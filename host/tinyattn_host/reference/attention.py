@@ -96,7 +96,7 @@ def attention_forward(x, p, num_heads, seq_len, mask=None, causal=False, kv=None
     cache = {
         "x_cache": x, "key_cache": src_k, "value_cache": src_v, "roles": roles,
         "Q_cache": Q, "K_cache": K, "V_cache": V, "core": core,
-        "A_cache": core["A"].reshape(B * H * S, S_kv), "ctx_cache": ctx,
+        "A_cache": core.A.reshape(B * H * S, S_kv), "ctx_cache": ctx,
         "mask": mask, "causal": causal, "keep": keep, "dropout": dropout,
         "num_heads": H, "num_kv_heads": H_kv, "seq_len": S, "kv_len": S_kv,
     }
