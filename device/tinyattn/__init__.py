@@ -58,6 +58,7 @@ LAZY = _Names(
     Dense="nn.layers", Activation="nn.layers", Tokens="nn.layers", SelfAttention="nn.layers",
     GlobalAvgPool="nn.layers", LayerNorm="nn.norm", PositionalEmbedding="nn.positional",
     Gelu="nn.gelu", TransformerEncoderLayer="nn.encoder",
+    scaled_dot_product_attention="nn.sdpa", scaled_dot_product_attention_backward="nn.sdpa_grad",
     padding_mask="nn.masks", Sequential="nn.sequential", cross_entropy="nn.losses", SGD="nn.optim", Adam="nn.optim",
     Dataset="datasets.dataset", load_iris="datasets.dataset",
     iris_model="training", train_step="training", train="training", evaluate="training",
