@@ -51,6 +51,8 @@ def positional(layer):
             raise LayerEntryError("%s needs field %r (its fields: %s)"
                                   % (kind_name, name, ", ".join(names)))
         values.append(value)
+    while values[-1] is None:  # as a layer's config(): trailing arguments at None left out
+        values.pop()
     return values
 
 

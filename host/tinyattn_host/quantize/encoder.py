@@ -14,7 +14,8 @@ PARTS = ("self_attn", "linear1", "act", "linear2", "norm1", "norm2")
 
 def encoder_stats(spec, p, x, mask=None):
     """int8/encoder.py's encoder_stats on the float64 reference: (y, {name: max |.|})."""
-    _, E, H, F, _, act, norm_first, eps, S, causal = spec
+    _, E, H, F, _, act, norm_first, eps, S, causal = spec[:10]
+    kv_heads = spec[10] if len(spec) > 10 else None
     stats = {}
 
     def seen(name, value):
@@ -24,7 +25,8 @@ def encoder_stats(spec, p, x, mask=None):
     def sa(z):
         attn = attention_params(p, "self_attn.")
         stats["attention"] = projection_stats(z, attn)
-        return seen("a", attention_forward(z, attn, H, S, mask=mask, causal=causal)[0])
+        return seen("a", attention_forward(z, attn, H, S, mask=mask, causal=causal,
+                                                  num_kv_heads=kv_heads)[0])
 
     def ff(z):
         f = seen("f1", dense_forward(z, p["linear1.W"], p["linear1.b"]))
@@ -46,7 +48,7 @@ def encoder_stats(spec, p, x, mask=None):
 
 def encoder(spec, p, stats, s_x, s_y, prefix=""):
     """QTransformerEncoderLayer.from_float: ReLU folded into linear1, GELU a table."""
-    _, E, H, F, _, act, norm_first, eps, S, causal = spec
+    _, E, H, F, _, act, norm_first, eps, S, causal = spec[:10]  # num_kv_heads: in Wk's rows
     sc = lambda name: scale_for(stats[name])  # noqa: E731
     parts, part_arrays = {}, {}
 
