@@ -18,6 +18,9 @@ Format version 1, little-endian, readable with NumPy alone (tinyattn_host.modelf
     crc      u32      CRC-32 (zlib's) of every byte before it
     end      4 bytes  b"END."
 
+Arrays named "host.*" are the host's alone (llama2.c's unused rotary tables, kept for a
+byte-identical export): read_file skips them.
+
 read_file checks the CRC-32 before it decodes anything: a damaged file is reported as
 "corrupt", a short one as "truncated at byte N", each naming the file.
 """
@@ -34,6 +37,8 @@ from .link.wire import FILE_MAGIC as MAGIC
 from .link.wire import FILE_SEQUENTIAL as SEQUENTIAL
 from .link.wire import FILE_VERSION as VERSION
 from .link.wire import ITEMSIZE
+
+HOST_ONLY = "host."
 
 
 
@@ -196,7 +201,7 @@ def _contents(src, decode):
         except ValueError:
             raise ValueError("%s: the meta block is not valid JSON" % src.path)
     arrays = [_read_array(src, decode) for _ in range(src.unpack("<H"))]
-    return kind, meta, arrays
+    return kind, meta, [a for a in arrays if a is not None] if decode else arrays
 
 
 def _unended(src):
@@ -289,8 +294,8 @@ def _read_array(src, decode=True):
     if nbytes > src.size - src.offset:
         raise ValueError("%s is truncated at byte %d: array %s of shape %r needs %d bytes "
                          "from byte %d" % (src.path, src.size, name, shape, nbytes, src.offset))
-    if not decode:
-        return src.take(nbytes, False)
+    if not decode or name.startswith(HOST_ONLY):
+        return src.take(nbytes, False)  # None
     if code != "f":
         return name, shape, array.array(code, src.take(nbytes))
     return name, shape, float32.from_bytes(shape, src.take)

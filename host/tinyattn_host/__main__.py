@@ -118,6 +118,18 @@ def _export_torch(p):
     p.add_argument("--layers", help="JSON description (default: the one import-torch kept)")
 
 
+def _import_llama2c(p):
+    p.add_argument("checkpoint", help="llama2.c's model.bin (the legacy format run.c reads)")
+    p.add_argument("-o", "--out", required=True, help="the tinyattn model file to write")
+    p.add_argument("--int8", metavar="CALIBRATION",
+                   help="quantize too, calibrated on this text file (not yet available)")
+
+
+def _export_llama2c(p):
+    p.add_argument("model", help="a tinyattn decoder model file (import-llama2c's)")
+    p.add_argument("-o", "--out", required=True, help="the model.bin to write for run.c")
+
+
 def _check_model(p):
     _port(p)
     p.add_argument("model", help="a tinyattn model file")
@@ -192,6 +204,10 @@ COMMANDS = {
                      _import_torch, "interop.statedict_cli:import_torch_command"),
     "export-torch": ("a model file to a PyTorch state_dict .npz",
                      _export_torch, "interop.statedict_cli:export_torch_command"),
+    "import-llama2c": ("llama2.c's model.bin to a model file",
+                       _import_llama2c, "interop.llama2c_cli:import_llama2c_command"),
+    "export-llama2c": ("a decoder model file to llama2.c's model.bin (run.c runs it)",
+                       _export_llama2c, "interop.llama2c_cli:export_llama2c_command"),
     "check-model": ("run a model file on the board against the NumPy reference",
                     _check_model, "checks.model_check:check_model_command"),
 }
