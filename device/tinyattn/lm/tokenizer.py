@@ -115,10 +115,12 @@ def read_tokenizer(path, vocab_size=None):
         if pos + 8 > len(data):
             raise ValueError("%s is truncated at byte %d (token %d)" % (path, len(data), len(pieces)))
         score, n = struct.unpack("<fi", data[pos:pos + 8])
-        if not 0 <= n <= max_len or pos + 8 + n > len(data):
-            raise ValueError("%s: token %d at byte %d has length %d (max_token_length %d, "
-                             "%d bytes left)" % (path, len(pieces), pos, n, max_len,
-                                                 len(data) - pos - 8))
+        if not 0 <= n <= max_len:
+            raise ValueError("%s: token %d at byte %d has length %d (max_token_length %d)"
+                             % (path, len(pieces), pos, n, max_len))
+        if pos + 8 + n > len(data):
+            raise ValueError("%s is truncated at byte %d: token %d needs %d bytes from byte %d"
+                             % (path, len(data), len(pieces), n, pos + 8))
         pieces.append(bytes(data[pos + 8:pos + 8 + n]))
         scores.append(score)
         pos += 8 + n
