@@ -1,5 +1,5 @@
 """Float64 NumPy reference of a Llama-style decoder: Embedding, RMSNorm, rotary positions,
-SwiGLU, DecoderBlock (pre-norm, grouped-query causal attention), Classifier, and a whole
+SwiGLU, DecoderBlock (pre-norm, grouped-query causal attention: sdpa.py's), Classifier, and a whole
 language model (`lm_forward`, `lm_backward`; the classifier may be tied to the embedding).
 
 Each forward keeps what its backward needs; backward passes are written out by hand (tests
@@ -10,6 +10,7 @@ position of the first row (a cache's length when decoding).
 import numpy as np
 
 from .kinds import declare
+from .sdpa import sdpa_backward, sdpa_forward
 
 
 # ---- the pieces ------------------------------------------------------------------------
@@ -52,45 +53,6 @@ def rope(x, heads, cos, sin, style, inverse=False):
     return out.reshape(rows, heads * D)
 
 
-def gqa_causal_forward(q, k, v, H, H_kv, start=0):
-    """Causal grouped-query attention of one sequence: q (S, H*D) at positions start..,
-    k, v (S_kv, H_kv*D) at positions 0..; query i sees key j iff j <= i + start. Returns
-    (out (S, H*D), probabilities (H, S, S_kv))."""
-    S, S_kv = q.shape[0], k.shape[0]
-    D = q.shape[1] // H
-    group = H // H_kv
-    qh = q.reshape(S, H, D).transpose(1, 0, 2)
-    kh = np.repeat(k.reshape(S_kv, H_kv, D).transpose(1, 0, 2), group, axis=0)
-    vh = np.repeat(v.reshape(S_kv, H_kv, D).transpose(1, 0, 2), group, axis=0)
-    scores = qh @ kh.transpose(0, 2, 1) / np.sqrt(D)
-    allowed = np.arange(S_kv)[None, :] <= np.arange(S)[:, None] + start
-    scores = np.where(allowed, scores, -np.inf)
-    p = np.exp(scores - scores.max(axis=2, keepdims=True))
-    p /= p.sum(axis=2, keepdims=True)
-    return (p @ vh).transpose(1, 0, 2).reshape(S, H * D), p
-
-
-def gqa_causal_backward(grad_out, q, k, v, p, H, H_kv):
-    """(dq, dk, dv) of gqa_causal_forward; a key/value head's gradient sums its group's."""
-    S, S_kv = q.shape[0], k.shape[0]
-    D = q.shape[1] // H
-    group = H // H_kv
-    g = grad_out.reshape(S, H, D).transpose(1, 0, 2)
-    qh = q.reshape(S, H, D).transpose(1, 0, 2)
-    kh = np.repeat(k.reshape(S_kv, H_kv, D).transpose(1, 0, 2), group, axis=0)
-    vh = np.repeat(v.reshape(S_kv, H_kv, D).transpose(1, 0, 2), group, axis=0)
-    dp = g @ vh.transpose(0, 2, 1)
-    dvh = p.transpose(0, 2, 1) @ g
-    ds = p * (dp - (dp * p).sum(axis=2, keepdims=True)) / np.sqrt(D)
-    dqh, dkh = ds @ kh, ds.transpose(0, 2, 1) @ qh
-
-    def join(h, heads, rows):
-        return h.transpose(1, 0, 2).reshape(rows, heads * D)
-
-    fold = lambda h: h.reshape(H_kv, group, S_kv, D).sum(axis=1)  # noqa: E731
-    return join(dqh, H, S), join(fold(dkh), H_kv, S_kv), join(fold(dvh), H_kv, S_kv)
-
-
 def swiglu_forward(x, w1, w2, w3):
     """w2(silu(w1 x) * w3 x)."""
     a, b = x @ w1.T, x @ w3.T
@@ -119,23 +81,23 @@ def block_forward(spec, p, x, start=0):
     q = rope(n1 @ p["attention.wq"].T, H, cos, sin, style)
     k = rope(n1 @ p["attention.wk"].T, H_kv, cos, sin, style)
     v = n1 @ p["attention.wv"].T
-    a, probs = gqa_causal_forward(q, k, v, H, H_kv)
+    a, attention = sdpa_forward(q, k, v, x.shape[0], H, num_kv_heads=H_kv, causal=True)
     h = x + a @ p["attention.wo"].T
     n2, c2 = rmsnorm_forward(h, p["ffn_norm.gamma"], eps)
     f, c3 = swiglu_forward(n2, *(p["feed_forward." + w] for w in ("w1", "w2", "w3")))
-    return h + f, (c1, n1, cos, sin, q, k, v, probs, a, c2, c3)
+    return h + f, (c1, n1, cos, sin, attention, a, c2, c3)
 
 
 def block_backward(spec, p, cache, grad_out):
     _, E, H, H_kv, F, S, eps, style, theta = spec
-    c1, n1, cos, sin, q, k, v, probs, a, c2, c3 = cache
+    c1, n1, cos, sin, attention, a, c2, c3 = cache
     ws = [p["feed_forward." + w] for w in ("w1", "w2", "w3")]
     dn2, g = swiglu_backward(grad_out, *ws, c3)
     grads = {"feed_forward." + n: value for n, value in g.items()}
     dh, grads["ffn_norm.gamma"] = rmsnorm_backward(dn2, p["ffn_norm.gamma"], c2)
     dh = dh + grad_out
     grads["attention.wo"] = dh.T @ a
-    dq, dk, dv = gqa_causal_backward(dh @ p["attention.wo"], q, k, v, probs, H, H_kv)
+    dq, dk, dv = sdpa_backward(dh @ p["attention.wo"], attention)[:3]
     dq, dk = rope(dq, H, cos, sin, style, True), rope(dk, H_kv, cos, sin, style, True)
     grads["attention.wq"], grads["attention.wk"], grads["attention.wv"] = (
         dq.T @ n1, dk.T @ n1, dv.T @ n1)
