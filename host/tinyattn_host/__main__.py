@@ -130,6 +130,18 @@ def _export_llama2c(p):
     p.add_argument("-o", "--out", required=True, help="the model.bin to write for run.c")
 
 
+def _generate(p):
+    _port_flash(p)
+    p.add_argument("model", help="a tinyattn decoder model file (import-llama2c's)")
+    p.add_argument("--prompt", default="", help="the text to go on from")
+    p.add_argument("--steps", type=int, default=40, help="new tokens at most (default 40)")
+    p.add_argument("--tokenizer", help="llama2.c's tokenizer.bin (default: beside the model)")
+    p.add_argument("--temperature", type=float, default=0.0, help="0: greedy (the default)")
+    p.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling (default 1)")
+    p.add_argument("--seed", type=int, default=None, help="the sampling's seed")
+    p.add_argument("--heap", help="a virtual board's heap, e.g. 300k (a board without PSRAM)")
+
+
 def _check_model(p):
     _port(p)
     p.add_argument("model", help="a tinyattn model file")
@@ -208,6 +220,8 @@ COMMANDS = {
                        _import_llama2c, "interop.llama2c_cli:import_llama2c_command"),
     "export-llama2c": ("a decoder model file to llama2.c's model.bin (run.c runs it)",
                        _export_llama2c, "interop.llama2c_cli:export_llama2c_command"),
+    "generate": ("a language model writes on the board: text as it comes, then tokens/s",
+                 _generate, "checks.generate:generate_command"),
     "check-model": ("run a model file on the board against the NumPy reference",
                     _check_model, "checks.model_check:check_model_command"),
 }
