@@ -47,6 +47,7 @@ LAZY = _Names(
     Embedding="nn.embedding", Classifier="nn.embedding", RMSNorm="nn.rmsnorm",
     SwiGLU="nn.swiglu", DecoderBlock="nn.decoder",
     generate="lm.generate", generate_text="lm.generate", read_tokenizer="lm.tokenizer",
+    finetune="lm.finetune",
     scaled_dot_product_attention="nn.sdpa", scaled_dot_product_attention_backward="nn.sdpa",
     padding_mask="nn.masks", Sequential="nn.sequential", cross_entropy="nn.losses", SGD="nn.optim", Adam="nn.optim",
     Dataset="datasets.dataset", load_iris="datasets.dataset",

@@ -119,3 +119,15 @@ def test_the_tokenizer_encodes_as_the_host_does():
         check.equal(tok.encode(text), want, repr(text))
         check.equal(str(tok.decode_all(want[1:], want[0]), "utf-8"), text, "decoded " + repr(text))
     check.equal(tok.to_bytes(), open(check.path("tokenizer.bin"), "rb").read(), "written back")
+
+
+def test_finetune_lowers_the_loss_on_a_repeated_text():
+    model = small_model()
+    text = [3, 1, 4, 1, 5, 9, 2, 6] * 4
+    before = model.logits(text[:8])
+    losses = tinyattn.finetune(model, text, steps=12, context=8, lr=0.02, seed=2)
+    check.equal(len(losses), 12, "losses")
+    assert losses[-1] < 0.5 * losses[0], "the loss went %r" % losses
+    assert model.logits(text[:8]).tolist() != before.tolist(), "the weights did not move"
+    text = check.message(ValueError, tinyattn.finetune, model, "words")
+    assert "needs its tokenizer" in text, text
