@@ -141,11 +141,40 @@ def from_description(description, arrays):
 
 
 def load(path):
-    """The int8 model saved at `path` by QSequential.save."""
-    kind, meta, stored = store.read_file(path)
-    if kind != QUANTIZED:
-        raise ValueError("%s holds a %r model, not a %r one" % (path, kind, QUANTIZED))
-    try:
-        return from_description(meta, dict((name, value) for name, _, value in stored))
-    except ValueError as err:
-        raise ValueError("%s: %s" % (path, err))
+    """The int8 model saved at `path` by QSequential.save, in one copy: the file is checked
+    and indexed (store.open_file), then each layer reads its arrays from the file as it is
+    built, so the heap holds the model plus one array at a time."""
+    with store.open_file(path) as stored:
+        if stored.kind != QUANTIZED:
+            raise ValueError("%s holds a %r model, not a %r one"
+                             % (path, stored.kind, QUANTIZED))
+        try:
+            check_file(stored.meta, stored.entries())
+            model = from_description(stored.meta, _OnDemand(stored))
+            extra = stored.unread()
+            if extra:
+                raise ValueError("arrays %s are not part of the int8 model" % sorted(extra))
+        except ValueError as err:
+            raise ValueError("%s: %s" % (path, err))
+    return model
+
+
+def check_file(meta, entries):
+    """What is checked of an int8 file's description and its arrays' (name, typecode, shape)
+    before any layer is built (the place for the whole model's validation); ValueError."""
+    if not isinstance(meta, dict) or not isinstance(meta.get("layers"), list):
+        raise ValueError("bad quantized model description: no 'layers' list")
+
+
+class _OnDemand:
+    """The {name: buffer} that from_spec reads, each buffer read from the file when asked."""
+
+    def __init__(self, stored):
+        self.stored = stored
+        self.names = [name for name, _, _ in stored.entries()]
+
+    def __getitem__(self, name):
+        return self.stored.read(name)  # KeyError when the file has no such array
+
+    def get(self, name, default=None):
+        return self.stored.read(name) if name in self.names else default
