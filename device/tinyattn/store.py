@@ -102,10 +102,12 @@ def model_from(config, shapes, fill):
 
 def build_model(config, fill):
     """A Sequential of a config whose arrays check_arrays has accepted; fill(name, param)
-    writes each parameter."""
+    writes each parameter (so no random weight is drawn: rng.Unfilled)."""
     from .nn.sequential import Sequential
+    from .rng import Unfilled
 
-    return Sequential.from_config(config, seed=0, fill=fill)
+    with Unfilled():
+        return Sequential.from_config(config, seed=0, fill=fill)
 
 
 def write_file(path, kind, meta, arrays):

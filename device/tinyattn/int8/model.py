@@ -6,7 +6,6 @@ directly. `save(path)` and `load(path)` use store's file format (kind "quantized
 makes one from a float model (quantize).
 """
 
-from .. import store
 from ..link.wire import FILE_QUANTIZED as QUANTIZED
 from ..nn.checks import require_2d
 from .numbers import dequantize, quantize_into, quantize_tensor
@@ -118,6 +117,8 @@ class QSequential:
 
     def save(self, path):
         """Write the int8 model to `path` (store's format, kind "quantized")."""
+        from .. import store  # (its heap only for a save)
+
         store.write_file(path, QUANTIZED, self.description(), self.named_arrays())
 
 
@@ -142,9 +143,11 @@ def from_description(description, arrays):
 
 def load(path):
     """The int8 model saved at `path` by QSequential.save, in one copy: the file is checked
-    and indexed (store.open_file), then each layer reads its arrays from the file as it is
+    and indexed (stored_arrays.open_file), then each layer reads its arrays from the file as it is
     built, so the heap holds the model plus one array at a time."""
-    with store.open_file(path) as stored:
+    from ..stored_arrays import open_file
+
+    with open_file(path) as stored:
         if stored.kind != QUANTIZED:
             raise ValueError("%s holds a %r model, not a %r one"
                              % (path, stored.kind, QUANTIZED))
