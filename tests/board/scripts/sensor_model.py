@@ -5,6 +5,8 @@ given -X heapsize=):
 
     micropython sensor_model.py --save FLOAT_FILE INT8_FILE   the model (seed 34) and its
                                                                int8 form (64 random rows)
+    micropython sensor_model.py --save-wide FILE              one Dense(200, 200): a 160 KB
+                                                               array (the one-copy load test)
     micropython sensor_model.py FILE float|int8 load|run       load it (and run one sample)
 
 prints "held N": the bytes the loaded model holds after gc.collect (after the sample ran,
@@ -38,8 +40,15 @@ if sys.argv[1] == "--save":
     quantize(model, sample(64)).save(sys.argv[3])
     sys.exit(0)
 
+if sys.argv[1] == "--save-wide":
+    from tinyattn import save
+    from tinyattn.nn.sequential import Sequential
+
+    save(Sequential.from_config([["Dense", 200, 200, True]], seed=34), sys.argv[2])
+    sys.exit(0)
+
 path, kind, what = sys.argv[1:4]
-x = sample(1) if what == "run" else None
+x = sample(1) if what == "run" else None  # (the wide model is only loaded)
 gc.collect()
 base = gc.mem_alloc()
 if kind == "int8":
