@@ -11,12 +11,14 @@ SCRIPT = BOARD_DIR / "scripts" / "sensor_model.py"
 SEQ_LEN, FEATURES = 20, 6
 
 
-def sensor_files(folder):
-    """(package folder for MICROPYPATH, float model file, int8 model file) in `folder`."""
+def sensor_files(folder, int8=True):
+    """(package folder for MICROPYPATH, float model file, int8 model file or None) in
+    `folder` (int8 False: the float one only, which the stand-in makes in seconds)."""
     lib = folder / "lib"
     compiled_package(unixport.interpreter(), lib)
-    files = folder / "sensor.bin", folder / "sensor-int8.bin"
-    unixport.run_file(SCRIPT, heap="8m", args=("--save", *map(str, files)), device_dir=lib)
+    files = folder / "sensor.bin", folder / "sensor-int8.bin" if int8 else None
+    unixport.run_file(SCRIPT, heap="8m", device_dir=lib,
+                      args=("--save",) + tuple(str(f) for f in files if f is not None))
     return (lib,) + files
 
 

@@ -14,7 +14,7 @@ from heap_budget import board_heap
 from sensor_files import SCRIPT, held, sensor_files, smallest_heap
 from tinyattn_host.virtual import unixport
 
-SLACK_KB = 48  # a load's peak over what the loaded model holds: pieces, headers, the meta
+SLACK_KB = 48  # a load's peak over what the loaded model holds (32-bit; twice that on 64-bit)
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def test_the_float_file_loads_and_runs_one_sample_in_300k(files):
     assert held(lib, float_file, "float", "run", board_heap("300k")) > 4 * 22000  # weights
 
 
-@pytest.mark.xfail(strict=True, reason="needs ~210k on i686 (106 KB held after load: ~60 KB "
+@pytest.mark.xfail(strict=True, reason="needs ~175k on i686 (106 KB held after load: ~60 KB "
                    "of int8 module code, ~48 KB the model): still to cut")
 def test_the_int8_file_loads_and_runs_one_sample_in_128k(files):
     lib, _, int8_file = files
@@ -38,14 +38,15 @@ def test_the_int8_file_loads_and_runs_one_sample_in_128k(files):
 
 def test_a_load_holds_one_copy_of_the_weights(files, tmp_path):
     """One Dense(200, 200) (a 160 KB array): the load fits the heap of what the loaded model
-    holds plus SLACK_KB (the loader that kept every array while it built needed 744k on
+    holds plus SLACK_KB, less than the array (the loader that kept every array while it built needed 744k on
     i686 for it, with 202 KB held)."""
     lib = files[0]
     wide = tmp_path / "wide.bin"
     unixport.run_file(SCRIPT, heap="4m", args=("--save-wide", str(wide)), device_dir=lib)
     kept = held(lib, wide, "float", "load", "4m")
     assert kept > 160000
-    held(lib, wide, "float", "load", "%dk" % (kept // 1024 + SLACK_KB))
+    slack = SLACK_KB * unixport.word_bits(unixport.interpreter()) // 32
+    held(lib, wide, "float", "load", "%dk" % (kept // 1024 + slack))
 
 
 def test_heap_table(files):

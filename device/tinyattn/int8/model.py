@@ -6,6 +6,8 @@ directly. `save(path)` and `load(path)` use store's file format (kind "quantized
 makes one from a float model (quantize).
 """
 
+import gc
+
 from ..link.wire import FILE_QUANTIZED as QUANTIZED
 from ..nn.checks import require_2d
 from .numbers import dequantize, quantize_into, quantize_tensor
@@ -47,6 +49,7 @@ class QSequential:
         self._source = self._rows = self._cols = None  # the input the layers are bound to
         self._outputs = []
         self._xq = None
+        self._kept = True  # a mask may be set in the layers (a new model: say None once)
 
     @property
     def in_scale(self):
@@ -71,9 +74,11 @@ class QSequential:
         """
         if self._source is not x or self._rows != rows or self._cols != cols:
             self.plan(x, rows, cols)
-        for layer in self.layers:
-            if hasattr(layer, "set_keep"):
-                layer.set_keep(keep)
+        if keep is not None or self._kept:  # (nothing to tell when no mask came, nor now)
+            for layer in self.layers:
+                if hasattr(layer, "set_keep"):
+                    layer.set_keep(keep)
+            self._kept = keep is not None
         for layer in self.layers:
             layer.run()
         if trace is not None:
@@ -127,6 +132,7 @@ def from_description(description, arrays):
     layers = []
     try:
         for i, spec in enumerate(description["layers"]):
+            gc.collect()  # each layer's buffers go to the lowest free heap, not between garbage
             cls = layer_kind(spec["kind"])
             if cls is None:
                 raise ValueError("layer %d: unknown int8 kind %r" % (i, spec["kind"]))

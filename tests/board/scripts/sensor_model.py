@@ -3,14 +3,15 @@ embedding, 3 x TransformerEncoderLayer(24, 3, 96), the mean over the frames, Den
 its files and what it holds (tests/device/test_sensor_heap.py runs it as deployed, .mpy, at a
 given -X heapsize=):
 
-    micropython sensor_model.py --save FLOAT_FILE INT8_FILE   the model (seed 34) and its
+    micropython sensor_model.py --save FLOAT_FILE [INT8_FILE] the model (seed 34) and its
                                                                int8 form (64 random rows)
     micropython sensor_model.py --save-wide FILE              one Dense(200, 200): a 160 KB
                                                                array (the one-copy load test)
     micropython sensor_model.py FILE float|int8 load|run       load it (and run one sample)
 
 prints "held N": the bytes the loaded model holds after gc.collect (after the sample ran,
-for run), the modules its load imports included.
+for run), every module its load imports included (the sample is made before the count,
+with ulab alone).
 """
 
 import gc
@@ -30,6 +31,13 @@ def sample(rows):
     return Rng(7).uniform_matrix(rows, SEQ_LEN * FEATURES, -1.0, 1.0)
 
 
+def one_sample():
+    """One sample's row, made with ulab alone (importing nothing of tinyattn)."""
+    from ulab import numpy as np
+
+    return np.array([[(i * 37 % 200 - 100) / 100.0 for i in range(SEQ_LEN * FEATURES)]])
+
+
 if sys.argv[1] == "--save":
     from tinyattn import save
     from tinyattn.int8 import quantize
@@ -37,7 +45,8 @@ if sys.argv[1] == "--save":
 
     model = Sequential.from_config(CONFIG, seed=34)
     save(model, sys.argv[2])
-    quantize(model, sample(64)).save(sys.argv[3])
+    if len(sys.argv) > 3:
+        quantize(model, sample(64)).save(sys.argv[3])
     sys.exit(0)
 
 if sys.argv[1] == "--save-wide":
@@ -48,7 +57,7 @@ if sys.argv[1] == "--save-wide":
     sys.exit(0)
 
 path, kind, what = sys.argv[1:4]
-x = sample(1) if what == "run" else None  # (the wide model is only loaded)
+x = one_sample()  # made before the count in both cases (the wide model is only loaded)
 gc.collect()
 base = gc.mem_alloc()
 if kind == "int8":
