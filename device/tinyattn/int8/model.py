@@ -6,7 +6,8 @@ directly. `save(path)` and `load(path)` use store's file format (kind "quantized
 makes one from a float model (quantize).
 """
 
-from .. import store
+import gc
+
 from ..link.wire import FILE_QUANTIZED as QUANTIZED
 from ..nn.checks import require_2d
 from .numbers import dequantize, quantize_into, quantize_tensor
@@ -48,6 +49,7 @@ class QSequential:
         self._source = self._rows = self._cols = None  # the input the layers are bound to
         self._outputs = []
         self._xq = None
+        self._kept = True  # a mask may be set in the layers (a new model: say None once)
 
     @property
     def in_scale(self):
@@ -72,9 +74,11 @@ class QSequential:
         """
         if self._source is not x or self._rows != rows or self._cols != cols:
             self.plan(x, rows, cols)
-        for layer in self.layers:
-            if hasattr(layer, "set_keep"):
-                layer.set_keep(keep)
+        if keep is not None or self._kept:  # (nothing to tell when no mask came, nor now)
+            for layer in self.layers:
+                if hasattr(layer, "set_keep"):
+                    layer.set_keep(keep)
+            self._kept = keep is not None
         for layer in self.layers:
             layer.run()
         if trace is not None:
@@ -118,6 +122,8 @@ class QSequential:
 
     def save(self, path):
         """Write the int8 model to `path` (store's format, kind "quantized")."""
+        from .. import store  # (its heap only for a save)
+
         store.write_file(path, QUANTIZED, self.description(), self.named_arrays())
 
 
@@ -126,6 +132,7 @@ def from_description(description, arrays):
     layers = []
     try:
         for i, spec in enumerate(description["layers"]):
+            gc.collect()  # each layer's buffers go to the lowest free heap, not between garbage
             cls = layer_kind(spec["kind"])
             if cls is None:
                 raise ValueError("layer %d: unknown int8 kind %r" % (i, spec["kind"]))
@@ -141,11 +148,42 @@ def from_description(description, arrays):
 
 
 def load(path):
-    """The int8 model saved at `path` by QSequential.save."""
-    kind, meta, stored = store.read_file(path)
-    if kind != QUANTIZED:
-        raise ValueError("%s holds a %r model, not a %r one" % (path, kind, QUANTIZED))
-    try:
-        return from_description(meta, dict((name, value) for name, _, value in stored))
-    except ValueError as err:
-        raise ValueError("%s: %s" % (path, err))
+    """The int8 model saved at `path` by QSequential.save, in one copy: the file is checked
+    and indexed (stored_arrays.open_file), then each layer reads its arrays from the file as it is
+    built, so the heap holds the model plus one array at a time."""
+    from ..stored_arrays import open_file
+
+    with open_file(path) as stored:
+        if stored.kind != QUANTIZED:
+            raise ValueError("%s holds a %r model, not a %r one"
+                             % (path, stored.kind, QUANTIZED))
+        try:
+            check_file(stored.meta, stored.entries())
+            model = from_description(stored.meta, _OnDemand(stored))
+            extra = stored.unread()
+            if extra:
+                raise ValueError("arrays %s are not part of the int8 model" % sorted(extra))
+        except ValueError as err:
+            raise ValueError("%s: %s" % (path, err))
+    return model
+
+
+def check_file(meta, entries):
+    """What is checked of an int8 file's description and its arrays' (name, typecode, shape)
+    before any layer is built (the place for the whole model's validation); ValueError."""
+    if not isinstance(meta, dict) or not isinstance(meta.get("layers"), list):
+        raise ValueError("bad quantized model description: no 'layers' list")
+
+
+class _OnDemand:
+    """The {name: buffer} that from_spec reads, each buffer read from the file when asked."""
+
+    def __init__(self, stored):
+        self.stored = stored
+        self.names = [name for name, _, _ in stored.entries()]
+
+    def __getitem__(self, name):
+        return self.stored.read(name)  # KeyError when the file has no such array
+
+    def get(self, name, default=None):
+        return self.stored.read(name) if name in self.names else default

@@ -6,7 +6,9 @@ input; gradients of parameters accumulate, +=), `collect_params()` -> [(name, pa
 what forward kept for backward. `Layer` gives the defaults, and the memory rule of every kind:
 
 - `forward(x, training=False)` keeps nothing: only `training=True` keeps what backward needs.
-- Gradient buffers are made on first need: by backward, zero_grad or collect_params() (which
+- Gradient buffers are made on first need: by the first training forward (`grads_first`,
+  before its caches: the buffers then sit whole low in the heap, and backward allocates none
+  in a heap the caches have cut into pieces), backward, zero_grad or collect_params() (which
   an optimizer takes). A model that is only run (loaded, then forward) has none, so it holds
   its weights only. `collect_params(grads=False)` names the parameters without making them.
 
@@ -49,6 +51,13 @@ class Layer:
                     setattr(self, "d" + name, grad)
                 groups.append((name, param, grad))
         return groups
+
+    def grads_first(self, training):
+        """A forward's first step: when `training`, the gradient buffers not made yet are
+        made now, before the forward keeps anything (a fresh layer's first forward + backward
+        then fits where a training loop's does)."""
+        if training and self.PARAMS and getattr(self, "d" + self.PARAMS[0], None) is None:
+            self.collect_params()
 
     def zero_grad(self):
         """Set every gradient to zero."""
