@@ -29,7 +29,7 @@ help:
 	@echo "make demo [PORT=...] [EPOCHS=100] [REPORT=dir]   tinyattn.demo() on the board;"
 	@echo "             REPORT: its training curve"
 	@echo "make bench [PORT=...] [BENCH_OUT=build/bench]   speed and memory tables, JSON, PNG"
-	@echo "make generate [PORT=...] [PROMPT=...] [STEPS=60] [HEAP=300k]   the shipped story"
+	@echo "make generate [PORT=...] [PROMPT=...] [STEPS=80] [HEAP=300k]   the shipped story"
 	@echo "             model (data/stories) writes on the board: text as it comes, tokens/s"
 	@echo "make emulate  the int8 kernels' ESP32-S3 machine code in qemu-system-xtensa: checked"
 	@echo "             bit for bit, executed instructions per MAC into docs/performance.md"
@@ -124,7 +124,7 @@ bench: $(STAMP) objdump qemu
 	  $(if $(BENCH_OUT),--out $(BENCH_OUT))
 
 PROMPT ?= Once upon a time
-STEPS  ?= 60
+STEPS  ?= 80
 generate: $(STAMP)
 	@mkdir -p build
 	$(BIN)/python -m tinyattn_host import-llama2c data/stories/model.bin -o build/stories.bin

@@ -182,3 +182,23 @@ def test_rotary_positions_make_attention_see_relative_offsets():
     at0, _ = block_forward(config[1], p, x, start=0)
     at9, _ = block_forward(config[1], p, x, start=9)
     assert np.allclose(at0, at9, atol=1e-12)
+
+
+def test_the_shipped_story_model_writes_readable_text():
+    """data/stories: its tokenizer and checkpoint (made by train_stories.py) import, and the
+    reference's greedy text after "Once upon a time" is the stories' English."""
+    from tinyattn_host.device_modules import device_module
+
+    stories = Path(__file__).resolve().parents[2] / "data" / "stories"
+    header, arrays = read_checkpoint(stories / "model.bin")
+    assert header["shared"] and header["vocab_size"] == 320
+    tok = device_module("lm/tokenizer").read_tokenizer(str(stories / "tokenizer.bin"), 320)
+    config, params = model_config(header), wide(arrays)
+    tokens = tok.encode("Once upon a time")
+    for _ in range(40):
+        tokens.append(int(np.argmax(lm_forward(config, params, tokens)[0][-1])))
+    text = tok.decode_all(tokens[1:]).decode()
+    assert text.startswith("Once upon a time, there was a little "), text
+    words = text.replace(",", " ").replace(".", " ").split()
+    known = set((stories / "stories.txt").read_text().replace(",", " ").replace(".", " ").split())
+    assert all(w in known for w in words[:-1]), words  # the last may be cut
