@@ -142,6 +142,19 @@ def _generate(p):
     p.add_argument("--heap", help="a virtual board's heap, e.g. 300k (a board without PSRAM)")
 
 
+def _finetune(p):
+    _port_flash(p)
+    p.add_argument("model", help="a tinyattn decoder model file (import-llama2c's)")
+    p.add_argument("text", help="a UTF-8 text file to fine-tune on")
+    p.add_argument("-o", "--out", required=True, help="the tuned model file to write")
+    p.add_argument("--tokenizer", help="llama2.c's tokenizer.bin (default: beside the model)")
+    p.add_argument("--steps", type=int, default=20, help="Adam steps (default 20)")
+    p.add_argument("--context", type=int, default=32, help="tokens a step reads (default 32)")
+    p.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate (default 1e-3)")
+    p.add_argument("--seed", type=int, default=0, help="the windows' seed (default 0)")
+    p.add_argument("--heap", help="a virtual board's heap, e.g. 2m")
+
+
 def _check_model(p):
     _port(p)
     p.add_argument("model", help="a tinyattn model file")
@@ -222,6 +235,8 @@ COMMANDS = {
                        _export_llama2c, "interop.llama2c_cli:export_llama2c_command"),
     "generate": ("a language model writes on the board: text as it comes, then tokens/s",
                  _generate, "checks.generate:generate_command"),
+    "finetune": ("a language model fine-tuned on the board on a text, brought back",
+                 _finetune, "checks.finetune:finetune_command"),
     "check-model": ("run a model file on the board against the NumPy reference",
                     _check_model, "checks.model_check:check_model_command"),
 }

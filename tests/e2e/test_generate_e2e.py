@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tinyattn_host import modelfile
 from tinyattn_host.__main__ import main
 from tinyattn_host.device_modules import device_module
 from tinyattn_host.interop.llama2c import model_config, read_checkpoint
@@ -23,6 +24,7 @@ pytestmark = pytest.mark.skipif(
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "llama2c"
 TOKENIZER = device_module("lm/tokenizer")
+HEAP = "8m" if unixport.has_ulab(unixport.interpreter()) else "64m"  # the stand-in: 12x the bytes
 WORDS = "the a once upon time there was little girl boy cat dog sun tree big".split()
 
 
@@ -93,3 +95,23 @@ def test_ctrl_c_stops_the_generation_with_130(files):
     for pid in children:
         assert not Path("/proc/%d" % pid).exists() or \
             "zombie" in Path("/proc/%d/status" % pid).read_text()
+
+
+def test_finetune_on_the_board_brings_the_tuned_model_back(files, tmp_path):
+    (tmp_path / "mine.txt").write_text("the cat was a little dog. the sun was big.\n" * 3)
+    done = subprocess.run(
+        [sys.executable, "-m", "tinyattn_host", "finetune", str(files / "model.bin"),
+         str(tmp_path / "mine.txt"), "-o", str(tmp_path / "tuned.bin"), "--steps", "2",
+         "--context", "6", "--lr", "0.01", "--heap", HEAP],
+        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert [line.split()[:2] for line in done.stdout.splitlines()[:2]] == [
+        ["step", "1"], ["step", "2"]], done.stdout
+    assert "after a step it held" in done.stdout
+    _, meta, tuned = modelfile.read_model(tmp_path / "tuned.bin")
+    _, before_meta, before = modelfile.read_model(files / "model.bin")
+    assert meta["config"] == before_meta["config"]
+    moved = [n for n in tuned if not np.array_equal(tuned[n], before[n])]
+    assert "0.W" in moved and "7.W" in moved, moved  # the embedding, the classifier
+    assert main(["export-llama2c", str(tmp_path / "tuned.bin"), "-o",
+                 str(tmp_path / "tuned_llama2c.bin")]) == 0

@@ -49,6 +49,8 @@ FAILURES = {
                        "error: {tmp}/bad.bin is not a tinyattn model file"),
     "generate": (["{tmp}/bad.bin", "--tokenizer", "{tmp}/layers.json"], {}, 1,
                  "error: {tmp}/bad.bin is not a tinyattn model file"),
+    "finetune": (["{tmp}/bad.bin", "{tmp}/layers.json", "-o", "{tmp}/t.bin", "--tokenizer",
+                  "{tmp}/layers.json"], {}, 1, "error: {tmp}/bad.bin is not a tinyattn model file"),
 }
 
 
