@@ -47,7 +47,7 @@ LAZY = _Names(
     SwiGLU="nn.swiglu", DecoderBlock="nn.decoder",
     generate="lm.generate", generate_text="lm.generate", read_tokenizer="lm.tokenizer",
     finetune="lm.finetune",
-    scaled_dot_product_attention="nn.sdpa", scaled_dot_product_attention_backward="nn.sdpa",
+    scaled_dot_product_attention="nn.sdpa", scaled_dot_product_attention_backward="nn.sdpa_grad",
     padding_mask="nn.masks", Sequential="nn.sequential", cross_entropy="nn.losses", SGD="nn.optim", Adam="nn.optim",
     Dataset="datasets.dataset", load_iris="datasets.dataset",
     iris_model="training", train_step="training", train="training", evaluate="training",

@@ -19,13 +19,13 @@ NON_DEFAULT = {
     "Dense": (["Dense", 5, 3, False], (2, 5)),
     "Activation": (["Activation", "sigmoid"], (2, 3)),
     "Tokens": (["Tokens", 3], (2, 6)),
-    "SelfAttention": (["SelfAttention", 6, 3, 2, False, 0.25, True], (4, 6)),
+    "SelfAttention": (["SelfAttention", 6, 3, 2, False, 0.25, True, 1], (4, 6)),
     "GlobalAvgPool": (["GlobalAvgPool", 2], (4, 3)),
     "LayerNorm": (["LayerNorm", 4, 1], (3, 4)),  # an int eps: issue 19's file that did not load
     "PositionalEmbedding": (["PositionalEmbedding", 3, 4], (6, 4)),
     "Gelu": (["Gelu"], (2, 3)),
     "TransformerEncoderLayer": (["TransformerEncoderLayer", 4, 2, 6, 0.1, "gelu", True, 0.001,
-                                 3, True], (6, 4)),
+                                 3, True, 1], (6, 4)),
     "Embedding": (["Embedding", 7, 4], (5, 1)),  # token ids in
     "RMSNorm": (["RMSNorm", 4, 0.001], (3, 4)),
     "SwiGLU": (["SwiGLU", 4, 6], (3, 4)),

@@ -60,7 +60,18 @@ def heads_divide(embed_dim, num_heads, *_):
         raise ValueError("embed_dim=%d is not divisible by num_heads=%d" % (embed_dim, num_heads))
 
 
-def kv_heads_divide(embed_dim, num_heads, num_kv_heads, *_):
+def kv_heads_divide(num_heads, num_kv_heads):
+    """The key/value heads of grouped-query attention: None (as many as num_heads) or an int
+    >= 1 that divides num_heads; returns the count."""
+    if num_kv_heads is None:
+        return num_heads
+    if not is_int(num_kv_heads) or num_kv_heads < 1 or num_heads % num_kv_heads:
+        raise ValueError("num_kv_heads must be an int >= 1 that divides num_heads=%r, got %r"
+                         % (num_heads, num_kv_heads))
+    return num_kv_heads
+
+
+def decoder_heads(embed_dim, num_heads, num_kv_heads, *_):
     """Heads that split the embedding into even head sizes, and key/value heads that divide
     the query heads (grouped-query attention)."""
     heads_divide(embed_dim, num_heads)

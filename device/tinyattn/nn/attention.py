@@ -1,7 +1,9 @@
-"""Multi-head attention on ulab arrays, forward and backward (the spec's Attention layer).
+"""Multi-head attention on ulab arrays, forward and backward (the spec's Attention layer): the
+projections around scaled_dot_product_attention (nn/sdpa.py), the core they share.
 
-Shapes: B sequences of S tokens are stored as (B*S, E), one token a row; head h is the
-column range h*D:(h+1)*D with D = E/H. The attention weights of block (b, h) are rows
+Shapes: B sequences of S tokens are stored as (B*S, E), one token a row; query head h is the
+column range h*D:(h+1)*D with D = E/H, key/value head g of K and V (B*S_kv, H_kv*D) the range
+g*D:(g+1)*D, read by query heads g*H/H_kv ... The attention weights of block (b, h) are rows
 (b*H + h)*S ... of A_cache, the spec's [B*H, S, S] in two dimensions.
 """
 
@@ -9,19 +11,17 @@ import math
 
 from ulab import numpy as np
 
-from .layer import Layer
+from .layer import Layer, row_blocks
 from ..rng import Rng, keep_threshold
-from . import masks
 from .checks import require_2d, require_rows
 
-BLOCK_BYTES = 2048  # the largest temporary a gradient product makes (a block of rows)
-
-
 class Attention(Layer):
-    """Multi-head attention: y = concat_h(softmax(Q_h K_h^T / sqrt(D)) V_h) Wo^T + bo.
+    """Multi-head attention: y = concat_h(softmax(Q_h K_g(h)^T / sqrt(D)) V_g(h)) Wo^T + bo.
 
     Q = x Wq^T + bq, K = key Wk^T + bk, V = value Wv^T + bv: key = value = x for
     self-attention, = kv for `kv=`, or separate (`key=`, `value=`, PyTorch's query, key, value).
+    `num_kv_heads` H_kv (a divisor of H, default H): grouped-query attention, K and V have
+    H_kv heads (Wk, Wv are (H_kv*D, E)), query head h reads g(h) = h // (H / H_kv).
     Weights are Xavier-uniform from `seed`, biases zero. `dropout` drops attention weights
     (inverted dropout) when `forward(..., training=True)`; `checkpoint=True` keeps no
     attention weights between forward and backward and recomputes them. An inference
@@ -33,17 +33,20 @@ class Attention(Layer):
     keep_weights = False
 
     def __init__(self, embed_dim, num_heads, use_bias=True, dropout=0.0, checkpoint=False,
-                 seed=None):
+                 seed=None, num_kv_heads=None):
         # the checks of SelfAttention's declaration (spec.py), which builds on this class
-        from .arguments import flag, fraction, heads_divide
+        from .arguments import flag, fraction, heads_divide, kv_heads_divide
 
         heads_divide(embed_dim, num_heads)
+        num_kv_heads = kv_heads_divide(num_heads, num_kv_heads)
         fraction("dropout", dropout)
         flag("use_bias", use_bias)
         flag("checkpoint", checkpoint)
         self.embed_dim = embed_dim
         self.num_heads = num_heads
         self.head_dim = embed_dim // num_heads
+        self.num_kv_heads = num_kv_heads
+        self.kv_dim = E_kv = num_kv_heads * self.head_dim  # the width of K and V
         self.scale = 1.0 / math.sqrt(self.head_dim)
         self.use_bias = use_bias
         self.dropout = dropout
@@ -53,12 +56,12 @@ class Attention(Layer):
         self._keep_buf = self._keep_view = None  # the dropout mask of one block, reused
         rng = Rng(seed)
         self._dropout_rng = Rng(rng.next32())
-        bound = math.sqrt(6.0 / (embed_dim + embed_dim))
         E = embed_dim
         self.Wq, self.Wk, self.Wv, self.Wo = [
-            rng.uniform_matrix(E, E, -bound, bound) for _ in range(4)]
+            rng.uniform_matrix(rows, E, -_xavier(rows, E), _xavier(rows, E))
+            for rows in (E, E_kv, E_kv, E)]
         self.bq, self.bk, self.bv, self.bo = [
-            np.zeros(E) if use_bias else None for _ in range(4)]
+            np.zeros(n) if use_bias else None for n in (E, E_kv, E_kv, E)]
         self.dWq = self.dWk = self.dWv = self.dWo = None  # made on first need (layer.py)
         self.dbq = self.dbk = self.dbv = self.dbo = None
         self.clear_caches()
@@ -73,17 +76,19 @@ class Attention(Layer):
 
     # ---- parameters --------------------------------------------------------------------
     def num_params(self):
-        """4E^2 + 4E parameters (4E^2 without bias)."""
-        E = self.embed_dim
-        return 4 * E * E + (4 * E if self.use_bias else 0)
+        """2E^2 + 2 E E_kv weights and 2E + 2E_kv biases (E_kv = H_kv * D: E without GQA)."""
+        E, E_kv = self.embed_dim, self.kv_dim
+        return 2 * E * (E + E_kv) + (2 * (E + E_kv) if self.use_bias else 0)
 
     def cache_bytes(self, batch, seq_len, kv_len=None):
         """Bytes the training caches hold for this shape (float32), A_cache = B*H*S*S_kv."""
         S_kv = seq_len if kv_len is None else kv_len
         E = self.embed_dim
         tokens = batch * seq_len * E  # x_cache, Q_cache, ctx_cache
-        kv_tokens = batch * S_kv * E  # K_cache, V_cache (and kv_cache for cross-attention)
-        floats = 3 * tokens + (2 if kv_len is None else 3) * kv_tokens
+        kv_rows = batch * S_kv
+        floats = 3 * tokens + 2 * kv_rows * self.kv_dim  # K_cache, V_cache
+        if kv_len is not None:
+            floats += kv_rows * E  # kv_cache for cross-attention
         if not self.checkpoint:
             floats += batch * self.num_heads * seq_len * S_kv
         return 4 * floats
@@ -115,63 +120,38 @@ class Attention(Layer):
             if mshape != (B, S_kv):
                 raise ValueError("mask must have shape (%d, %d) (batch, keys), got %r"
                                  % (B, S_kv, mshape))
-        causal_keep = masks.causal_keep(S, S_kv) if causal else None
 
         Q = _project(x, self.Wq, self.bq)
         K = _project(key, self.Wk, self.bk)
         V = _project(value, self.Wv, self.bv)
+        from . import sdpa  # the core: imported by the first forward, not by `import tinyattn`
+
+        D = self.head_dim
+        call = sdpa.Call(B, S, S_kv, H, self.num_kv_heads, D, D, mask=mask, causal=causal,
+                         scale=self.scale, empty_rows_uniform=True)
         ctx = np.zeros((B * S, E))
         A_cache = np.zeros((B * H * S, S_kv)) \
             if (not self.checkpoint if training else self.keep_weights) else None
         dropping = training and self.dropout > 0.0
         rng = self._dropout_rng
         self._dropout_state = rng.state() if dropping else None
-        for block, allowed, q0, q1, k0, k1, c0, c1 in self._blocks(B, S, S_kv, mask, causal_keep):
-            A = self._weights(Q[q0:q1, c0:c1], K[k0:k1, c0:c1], allowed)
-            if A_cache is not None:
-                cached = A_cache[block * S:(block + 1) * S, :]
-                cached += A  # the cache is zero there: A itself
-            if dropping:
-                A *= self._keep_block(rng, S, S_kv)
-                A *= self._kept
-            part = ctx[q0:q1, c0:c1]
-            part += np.dot(A, V[k0:k1, c0:c1])  # ctx is zero there: the product itself
-            A = None  # before the next block's weights are made
+        sdpa.forward(call, Q, K, V, ctx, A_cache,
+                     self._dropout(rng, S, S_kv) if dropping else None)
 
         if training:
             self.x_cache, self.kv_cache, self.value_cache = x, key, value
             self.Q_cache, self.K_cache, self.V_cache = Q, K, V
             self.ctx_cache = ctx
-            self._layout = (B, S, S_kv, mask, causal_keep, roles)
+            self._layout = (B, S, S_kv, call, roles)
         else:
             self.clear_caches()
         self.A_cache = A_cache
         Q = K = V = None
         return _project(ctx, self.Wo, self.bo)
 
-    def _blocks(self, B, S, S_kv, mask, causal_keep):
-        """For each (sequence b, head h): block b*H+h, allowed keys (masks.allowed), query rows,
-        key rows, columns."""
-        H, D = self.num_heads, self.head_dim
-        for b in range(B):
-            allowed = masks.allowed(mask, b, causal_keep, S, S_kv)
-            for h in range(H):
-                yield (b * H + h, allowed, b * S, (b + 1) * S, b * S_kv, (b + 1) * S_kv,
-                       h * D, (h + 1) * D)
-
-    def _weights(self, q, k, allowed):
-        """softmax over keys of q k^T * scale, with disallowed keys set to -1e9."""
-        scores = np.dot(q, k.transpose())
-        scores *= self.scale
-        if allowed is not None:
-            keep, penalty = allowed
-            scores *= keep
-            scores += penalty
-        rows = scores.shape[0]
-        scores -= np.max(scores, axis=1).reshape((rows, 1))
-        e = np.exp(scores)
-        e /= np.sum(e, axis=1).reshape((rows, 1))
-        return e
+    def _dropout(self, rng, rows, cols):
+        """sdpa's dropout: (the next block's keep mask from rng, the factor of what it keeps)."""
+        return (lambda: self._keep_block(rng, rows, cols)), self._kept
 
     def _keep_block(self, rng, rows, cols):
         """One block of the dropout mask, 1 where a weight stays, 0 where it drops: a uint8
@@ -219,7 +199,7 @@ class Attention(Layer):
         """
         if self.Q_cache is None:
             raise ValueError("backward() called before forward(x, training=True)")
-        B, S, S_kv, mask, causal_keep, roles = self._layout
+        B, S, S_kv, call, roles = self._layout
         E = self.embed_dim
         shape = getattr(grad_out, "shape", None)
         if shape != (B * S, E):
@@ -237,41 +217,18 @@ class Attention(Layer):
         if self.dbo is not None:
             self.dbo += np.sum(grad_out, axis=0)
         dctx = ctx
-        for r0, r1 in _row_blocks(B * S, E):
+        for r0, r1 in row_blocks(B * S, E):
             dctx[r0:r1, :] = np.dot(grad_out[r0:r1, :], self.Wo)
-        rng = None
+        dropout = None
         if self._dropout_state is not None:
             rng = Rng(0)
             rng.set_state(self._dropout_state)
-        for block, allowed, q0, q1, k0, k1, c0, c1 in self._blocks(B, S, S_kv, mask, causal_keep):
-            q, k, v = Q[q0:q1, c0:c1], K[k0:k1, c0:c1], V[k0:k1, c0:c1]
-            dc = dctx[q0:q1, c0:c1]
-            if A_cache is not None:
-                A = A_cache[block * S:(block + 1) * S, :]
-            else:
-                A = self._weights(q, k, allowed)
-            dA = np.dot(dc, v.transpose())
-            if rng is not None:
-                keep = self._keep_block(rng, S, S_kv)
-                dropped = A * keep
-                dropped *= self._kept
-                V[k0:k1, c0:c1] = np.dot(dropped.transpose(), dc)
-                dropped = None
-                dA *= keep
-                dA *= self._kept
-            else:
-                V[k0:k1, c0:c1] = np.dot(A.transpose(), dc)
-            # dS = A * (dA - rowsum(dA * A)) * scale, zero at disallowed keys
-            dA -= _row_dots(dA, A)
-            dA *= A
-            dA *= self.scale
-            if allowed is not None:
-                dA *= allowed[0]
-            dk = np.dot(dA.transpose(), q)
-            Q[q0:q1, c0:c1] = np.dot(dA, k)
-            K[k0:k1, c0:c1] = dk
-            A = dA = dk = None  # before the next block's are made
-        A_cache = dctx = ctx = None
+            dropout = self._dropout(rng, S, S_kv)
+        # dQ, dK, dV over Q, K, V (each block written after its last read)
+        from .sdpa_backward import backward  # (its heap only for training)
+
+        backward(call, dctx, Q, K, V, Q, K, V, None, A_cache, dropout)
+        A_cache = dctx = ctx = call = None
 
         add_product(self.dWq, Q, x)
         add_product(self.dWk, K, key)
@@ -280,10 +237,9 @@ class Attention(Layer):
             if db is not None:
                 db += np.sum(dproj, axis=0)
         # each input's gradient: dQ Wq, dK Wk, dV Wv, a block of rows at a time, over dQ, dK,
-        # dV; then summed where one input is the source of more than one (roles)
-        for grad, W, rows in ((Q, self.Wq, B * S), (K, self.Wk, B * S_kv), (V, self.Wv, B * S_kv)):
-            for r0, r1 in _row_blocks(rows, E):
-                grad[r0:r1, :] = np.dot(grad[r0:r1, :], W)
+        # dV (new arrays for dK, dV narrower than E: GQA); then summed where one input is the
+        # source of more than one (roles)
+        Q, K, V = [_times(grad, W) for grad, W in ((Q, self.Wq), (K, self.Wk), (V, self.Wv))]
         grads = [Q]
         for grad, role in ((K, roles[0]), (V, roles[1])):
             if role < len(grads):
@@ -301,27 +257,24 @@ def _project(x, W, b):
     return y
 
 
-def _row_blocks(rows, cols):
-    """(r0, r1) ranges over `rows` rows of `cols` floats, each block BLOCK_BYTES at most."""
-    step = max(1, BLOCK_BYTES // (4 * cols))
-    for r0 in range(0, rows, step):
-        yield r0, min(r0 + step, rows)
-
-
-def _row_dots(a, b):
-    """The (rows, 1) column of np.sum(a * b, axis=1), a block of rows at a time (no
-    temporary as large as a)."""
-    rows, cols = a.shape
-    out = np.zeros((rows, 1))
-    for r0, r1 in _row_blocks(rows, cols):
-        part = out[r0:r1, :]
-        part += np.sum(a[r0:r1, :] * b[r0:r1, :], axis=1).reshape((r1 - r0, 1))
+def _times(grad, W):
+    """grad W (the gradient of a projection's input), a block of rows at a time: over grad
+    when W is square, else into a new array."""
+    rows, cols = grad.shape[0], W.shape[1]
+    out = grad if W.shape[0] == cols else np.zeros((rows, cols))
+    for r0, r1 in row_blocks(rows, max(cols, grad.shape[1])):
+        out[r0:r1, :] = np.dot(grad[r0:r1, :], W)
     return out
+
+
+def _xavier(fan_out, fan_in):
+    """Xavier-uniform's bound."""
+    return math.sqrt(6.0 / (fan_in + fan_out))
 
 
 def add_product(dW, g, inputs):
     """dW += g^T inputs (a weight's gradient), a block of dW's rows at a time, so that no
     temporary as large as dW is made."""
-    for r0, r1 in _row_blocks(dW.shape[0], dW.shape[1]):
+    for r0, r1 in row_blocks(dW.shape[0], dW.shape[1]):
         part = dW[r0:r1, :]
         part += np.dot(g[:, r0:r1].transpose(), inputs)

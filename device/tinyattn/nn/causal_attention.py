@@ -9,7 +9,7 @@ from ulab import numpy as np
 from .attention import add_product
 from .layer import Layer
 from .rotary import angles, rotate
-from .sdpa import scaled_dot_product_attention, scaled_dot_product_attention_backward
+from .sdpa import scaled_dot_product_attention
 from ..rng import Rng
 
 
@@ -64,6 +64,8 @@ class CausalSelfAttention(Layer):
         """Gradients of wq, wk, wv, wo (accumulated); returns dx."""
         if self.cache is None:
             raise ValueError("backward() called before forward(x, training=True)")
+        from .sdpa_grad import scaled_dot_product_attention_backward
+
         x, q, k, v, a, cos, sin = self.cache
         self.cache = None
         self.collect_params()

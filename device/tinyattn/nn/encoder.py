@@ -21,7 +21,8 @@ from ..rng import Rng
 class TransformerEncoderLayer(Layer):
     """TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout=0.0,
     activation="relu", norm_first=False, layer_norm_eps=1e-5, seq_len=None, causal=False,
-    seed=None): PyTorch's arguments, plus the layout tinyattn needs.
+    num_kv_heads=None, seed=None): PyTorch's arguments, plus the layout tinyattn needs and
+    grouped-query heads (num_kv_heads, Attention's; PyTorch's layer has none).
 
     dropout p, as PyTorch's layer drops out in training (forward(..., training=True)): on
     the attention weights (self_attn's), after the attention block (dropout1), inside the
@@ -39,9 +40,10 @@ class TransformerEncoderLayer(Layer):
 
     def __init__(self, *args, seed=None, **named):
         (d_model, nhead, dim_feedforward, dropout, activation, norm_first, layer_norm_eps,
-         seq_len, causal) = self.arguments(args, named)
+         seq_len, causal, num_kv_heads) = self.arguments(args, named)
         rng = Rng(seed)
-        self.self_attn = Attention(d_model, nhead, dropout=dropout, seed=rng.next32())
+        self.self_attn = Attention(d_model, nhead, dropout=dropout, seed=rng.next32(),
+                                   num_kv_heads=num_kv_heads)
         self.linear1 = Dense(d_model, dim_feedforward, seed=rng.next32())
         self.activation = Gelu() if activation == "gelu" else Activation("relu")
         self.linear2 = Dense(dim_feedforward, d_model, seed=rng.next32())

@@ -6,6 +6,8 @@ input; gradients of parameters accumulate, +=), `collect_params()` -> [(name, pa
 what forward kept for backward. `Layer` gives the defaults, and the memory rule of every kind:
 
 - `forward(x, training=False)` keeps nothing: only `training=True` keeps what backward needs.
+- Temporaries as large as a weight are not made: a product is done a block of rows of at
+  most BLOCK_BYTES at a time (row_blocks).
 - Gradient buffers are made on first need: by the first training forward (`grads_first`,
   before its caches: the buffers then sit whole low in the heap, and backward allocates none
   in a heap the caches have cut into pieces), backward, zero_grad or collect_params() (which
@@ -32,8 +34,13 @@ class Layer:
         return self.args
 
     def config(self):
-        """[kind, *arguments]: the config entry that builds this layer again."""
-        return [type(self).__name__] + list(self.args)
+        """[kind, *arguments]: the config entry that builds this layer again. Trailing
+        arguments at None (declared last, such as num_kv_heads) are left out: the entry is
+        the one a model without them had."""
+        args = list(self.args)
+        while args and args[-1] is None:
+            args.pop()
+        return [type(self).__name__] + args
 
     def collect_params(self, grads=True):
         """The (name, param, grad) groups an optimizer updates, in PARAMS order; the gradient
@@ -86,3 +93,13 @@ def build(spec, rng):
     if kind_of(spec[0])[SEEDED]:
         return cls(*spec[1:], seed=rng.next32())
     return cls(*spec[1:])
+
+
+BLOCK_BYTES = 2048  # the largest temporary a blocked product makes (a block of rows)
+
+
+def row_blocks(rows, cols):
+    """(r0, r1) ranges over `rows` rows of `cols` floats, each block BLOCK_BYTES at most."""
+    step = max(1, BLOCK_BYTES // (4 * cols))
+    for r0 in range(0, rows, step):
+        yield r0, min(r0 + step, rows)

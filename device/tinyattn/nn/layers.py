@@ -146,18 +146,18 @@ class Tokens(Layer):
 
 class SelfAttention(Attention):
     """SelfAttention(embed_dim, num_heads, seq_len, use_bias=True, dropout=0.0,
-    checkpoint=False, seed=None): Attention over sequences of a fixed `seq_len`, as one step of
-    a Sequential.
+    checkpoint=False, num_kv_heads=None, seed=None): Attention over sequences of a fixed
+    `seq_len`, as one step of a Sequential (num_kv_heads: grouped-query heads, Attention's).
 
     Same weights, caches, dropout, checkpointing and backward as Attention; forward(x,
     training, mask) passes seq_len (and the padding mask: padded keys are never attended to).
     """
 
     def __init__(self, *args, seed=None, **named):
-        embed_dim, num_heads, seq_len, use_bias, dropout, checkpoint = self.arguments(args,
-                                                                                     named)
+        (embed_dim, num_heads, seq_len, use_bias, dropout, checkpoint,
+         num_kv_heads) = self.arguments(args, named)
         super().__init__(embed_dim, num_heads, use_bias=use_bias, dropout=dropout,
-                         checkpoint=checkpoint, seed=seed)
+                         checkpoint=checkpoint, seed=seed, num_kv_heads=num_kv_heads)
         self.seq_len = seq_len
 
     def forward(self, x, training=False, mask=None):

@@ -8,8 +8,8 @@ class, the int8 path its int8 class, tinyattn.X the public name; the host loads 
 (tinyattn_host.device_modules.device_module("nn/spec")). docs/layer-kinds.md adds a kind step by step.
 """
 
-from .arguments import (choice, dim, flag, fraction, heads_divide, kv_heads_divide,
-                        optional_dim, positive)
+from .arguments import (choice, decoder_heads, dim, flag, fraction, heads_divide,
+                        kv_heads_divide, optional_dim, positive)
 
 REQUIRED = "<required>"
 """The default of an argument that has none (a config entry or a call must give it)."""
@@ -122,9 +122,17 @@ def _dense(n_in, n_out, use_bias):
     return [("W", (n_out, n_in))] + ([("b", (n_out,))] if use_bias else [])
 
 
-def _attention(E, H, S, use_bias, dropout=0.0, checkpoint=False):
-    return [("W" + n, (E, E)) for n in "qkvo"] + (
-        [("b" + n, (E,)) for n in "qkvo"] if use_bias else [])
+def _attention(E, H, S, use_bias, dropout=0.0, checkpoint=False, num_kv_heads=None):
+    """Wq, Wo (E, E); Wk, Wv (E_kv, E), E_kv = num_kv_heads * E/H (E without it); biases."""
+    E_kv = E // H * (num_kv_heads or H)
+    rows = {"q": E, "k": E_kv, "v": E_kv, "o": E}
+    return [("W" + n, (rows[n], E)) for n in "qkvo"] + (
+        [("b" + n, (rows[n],)) for n in "qkvo"] if use_bias else [])
+
+
+def _attention_check(E, H, S, use_bias, dropout, checkpoint, num_kv_heads=None):
+    heads_divide(E, H)
+    kv_heads_divide(H, num_kv_heads)
 
 
 def _norm(E, eps):
@@ -136,11 +144,17 @@ def _activation_kind(name, value):
     return _ACTIVATION(name, "gelu_tanh" if value == "gelu" else value)
 
 
-def _encoder(E, H, F, dropout, act, norm_first, eps, S, causal):
+def _encoder(E, H, F, dropout, act, norm_first, eps, S, causal, num_kv_heads=None):
     """Its parts' parameters, named "<part>.<name>" as collect_params() names them."""
-    parts = (("self_attn", _attention(E, H, S, True)), ("linear1", _dense(E, F, True)),
+    parts = (("self_attn", _attention(E, H, S, True, num_kv_heads=num_kv_heads)),
+             ("linear1", _dense(E, F, True)),
              ("linear2", _dense(F, E, True)), ("norm1", _norm(E, eps)), ("norm2", _norm(E, eps)))
     return [(part + "." + name, shape) for part, shapes in parts for name, shape in shapes]
+
+
+def _encoder_check(E, H, F, dropout, act, norm_first, eps, S, causal, num_kv_heads=None):
+    heads_divide(E, H)
+    kv_heads_divide(H, num_kv_heads)
 
 
 def _swiglu(E, F):
@@ -172,8 +186,9 @@ declare("Tokens", ".layers", ("seq_len", dim, REQUIRED), int8=".layers.QTokens",
         flow=(("split", 0),))
 declare("SelfAttention", ".layers",
         ("embed_dim", dim, REQUIRED, "num_heads", dim, REQUIRED, "seq_len", dim, REQUIRED,
-         "use_bias", flag, True, "dropout", fraction, 0.0, "checkpoint", flag, False),
-        _attention, heads_divide, seeded=True, int8=".attention.QAttention",
+         "use_bias", flag, True, "dropout", fraction, 0.0, "checkpoint", flag, False,
+         "num_kv_heads", optional_dim, None),
+        _attention, _attention_check, seeded=True, int8=".attention.QAttention",
         flow=(("features", 0), ("tokens", 2)), takes_mask=True)
 declare("GlobalAvgPool", ".layers", ("seq_len", dim, REQUIRED), int8=".layers.QGlobalAvgPool",
         flow=(("tokens", 0), ("pool", 0)), takes_mask=True)
@@ -188,8 +203,9 @@ declare("TransformerEncoderLayer", ".encoder",
         ("d_model", dim, REQUIRED, "nhead", dim, REQUIRED, "dim_feedforward", dim, REQUIRED,
          "dropout", fraction, 0.0, "activation", choice(ENCODER_ACTIVATIONS), "relu",
          "norm_first", flag, False, "layer_norm_eps", positive, EPS,
-         "seq_len", optional_dim, None, "causal", flag, False),
-        _encoder, heads_divide, seeded=True, int8=".encoder.QTransformerEncoderLayer",
+         "seq_len", optional_dim, None, "causal", flag, False,
+         "num_kv_heads", optional_dim, None),
+        _encoder, _encoder_check, seeded=True, int8=".encoder.QTransformerEncoderLayer",
         flow=(("features", 0), ("tokens", 7)), takes_mask=True)
 declare("Embedding", ".embedding", ("num_embeddings", dim, REQUIRED, "embedding_dim", dim, REQUIRED),
         lambda V, E: [("W", (V, E))], seeded=True, flow=(("out", 1),))
@@ -201,7 +217,7 @@ declare("DecoderBlock", ".decoder",
         ("dim", dim, REQUIRED, "n_heads", dim, REQUIRED, "n_kv_heads", dim, REQUIRED,
          "hidden_dim", dim, REQUIRED, "seq_len", dim, REQUIRED, "eps", positive, EPS,
          "rope", choice(ROPE_STYLES), "pairs", "theta", positive, 10000.0),
-        _decoder, kv_heads_divide, seeded=True, flow=(("features", 0),))
+        _decoder, decoder_heads, seeded=True, flow=(("features", 0),))
 declare("Classifier", ".embedding", ("dim", dim, REQUIRED, "vocab_size", dim, REQUIRED,
                                      "tied", flag, False),
         lambda E, V, tied: [] if tied else [("W", (V, E))], seeded=True,

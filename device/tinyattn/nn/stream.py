@@ -27,6 +27,7 @@ from ulab import numpy as np
 
 from .attention import _project
 from .checks import require_2d
+from .sdpa import Call, forward
 
 STATELESS = ("Dense", "Activation", "Gelu", "LayerNorm")
 
@@ -108,12 +109,13 @@ class Stream:
 
 
 class _KVCache:
-    """The keys and values (W, E) of one attention layer's last W tokens, row t mod W."""
+    """The keys and values (W, E_kv) of one attention layer's last W tokens, row t mod W:
+    its H_kv key/value heads only (E_kv = H_kv * D; a quarter of E for H_kv = H/4)."""
 
     def __init__(self, attention, window):
-        E = attention.embed_dim
+        E_kv = attention.kv_dim
         self.attention = attention
-        self.K, self.V = np.zeros((window, E)), np.zeros((window, E))
+        self.K, self.V = np.zeros((window, E_kv)), np.zeros((window, E_kv))
 
     def clear(self):
         self.K[:] = 0.0
@@ -126,17 +128,12 @@ class _KVCache:
         K[slot:slot + 1, :] = _project(z, a.Wk, a.bk)
         V[slot:slot + 1, :] = _project(z, a.Wv, a.bv)
         q = _project(z, a.Wq, a.bq)
-        ctx = np.zeros((1, a.embed_dim))
+        # scaled_dot_product_attention of one query over the cached keys, all in the past: no
+        # causal mask (their order is the ring's)
         D = a.head_dim
-        for h in range(a.num_heads):
-            c0, c1 = h * D, (h + 1) * D
-            scores = np.dot(q[:, c0:c1], K[:kept, c0:c1].transpose())
-            scores *= a.scale
-            scores -= np.max(scores)
-            e = np.exp(scores)
-            e *= 1.0 / np.sum(e)
-            part = ctx[:, c0:c1]
-            part += np.dot(e, V[:kept, c0:c1])
+        ctx = np.zeros((1, a.embed_dim))
+        forward(Call(1, 1, kept, a.num_heads, a.num_kv_heads, D, D, scale=a.scale), q,
+                K[:kept, :], V[:kept, :], ctx)
         return _project(ctx, a.Wo, a.bo)
 
 

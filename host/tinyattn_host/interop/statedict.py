@@ -62,6 +62,9 @@ def _links(entry):
     if not shapes:
         return []
     torch = kinds.kind(spec[0]).torch
+    if _grouped(spec):
+        raise StateDictError("layer %r has grouped-query heads (num_kv_heads): PyTorch's "
+                             "nn.MultiheadAttention has none" % (spec,))
     if not isinstance(prefix, str) or (prefix == "" and "" in torch):
         raise StateDictError("layer %r has parameters: its entry needs a \"prefix\"%s"
                              % (spec, "" if "" in torch else " (\"\" for a bare state_dict)"))
@@ -76,6 +79,18 @@ def _links(entry):
             shape = _same_values(key, tuple(entry["shape"]), shape)
         links.append((key, names, shape))
     return links
+
+
+def _grouped(spec):
+    """Whether a layer config has fewer key/value heads than query heads."""
+    spec_module = kinds.device_spec()
+    kind = spec_module.kind_of(spec[0])
+    names = list(kind[spec_module.ARGS][::3])
+    if "num_kv_heads" not in names:
+        return False
+    values = spec_module.arguments(kind, list(spec[1:]))
+    heads = values[names.index("num_kv_heads")]
+    return heads is not None and heads != values[1]
 
 
 def _same_values(key, torch_shape, shape):

@@ -1,8 +1,10 @@
-"""Float64 NumPy reference of the Attention layer: forward and hand-written backward.
+"""Float64 NumPy reference of the Attention layer: forward and hand-written backward, the
+projections around the reference of scaled_dot_product_attention (sdpa.py).
 
 Layout is the device's: a batch of B sequences of S tokens is a 2-D array (B*S, E), one token a
-row; head h is the column slice h*D:(h+1)*D with D = E/H. Here the heads are viewed as a 4-D
-array (B, H, S, D) so each step is one batched matmul; block b*H + h is [b, h].
+row; head h is the column slice h*D:(h+1)*D with D = E/H; with num_kv_heads H_kv, K and V are
+(B*S_kv, H_kv*D) and query head h reads their head h // (H / H_kv). Block b*H + h of the
+weights is rows (b*H + h)*S ... of A_cache.
 """
 
 import numpy as np
@@ -10,12 +12,10 @@ import numpy as np
 from . import int8
 from ..device_modules import device_module
 from .kinds import declare
+from .sdpa import sdpa_backward, sdpa_forward
 
 attention_sources = device_module("nn/sources").attention_sources
 """(key source, value source, roles) of a call: the device's own rule (nn/sources.py)."""
-
-MASKED_SCORE = -1e9
-"""Value written into masked scores (masked_fill) before the softmax."""
 
 _WEIGHTS = ("Wq", "Wk", "Wv", "Wo")
 _BIASES = ("bq", "bk", "bv", "bo")
@@ -36,22 +36,27 @@ def padding_mask(lengths, seq_len):
 
 
 def attention_forward(x, p, num_heads, seq_len, mask=None, causal=False, kv=None, kv_len=None,
-                      keep=None, dropout=0.0, key=None, value=None):
+                      keep=None, dropout=0.0, key=None, value=None, num_kv_heads=None):
     """Multi-head attention forward pass; return (y, cache).
 
     key, value: (B*S_kv, E) each, PyTorch's key and value (value defaults to key); kv= is
     key = value = kv. Which distinct inputs there are is nn/sources.py's rule (by identity).
 
-    x: (B*S, E) queries (and keys/values unless kv is given). p: Wq, Wk, Wv, Wo (E, E) and
-    bq, bk, bv, bo (E,) or None. mask: (B, S_kv) of 0/1, 0 = padding key. causal: query i sees
-    keys 0..i. kv: (B*S_kv, E) key/value source for cross-attention; kv_len defaults to its rows/B.
+    x: (B*S, E) queries (and keys/values unless kv is given). p: Wq, Wo (E, E), Wk, Wv
+    (E_kv, E) (E_kv = num_kv_heads * E/H, E without it) and bq, bk, bv, bo or None. mask:
+    (B, S_kv) of 0/1, 0 = padding key. causal: query i sees keys 0..i. kv: (B*S_kv, E)
+    key/value source for cross-attention; kv_len defaults to its rows/B.
     keep: (B*H*S, S_kv) of 0/1, rows block by block; the context then uses A * keep / (1 - dropout).
-    Without keep no dropout is applied (dropout only scales keep).
+    Without keep no dropout is applied (dropout only scales keep). A row with every key masked
+    averages every value (the -1e9 scores' uniform softmax), as the device layer.
     """
     x = _matrix(x, "x")
     E = x.shape[1]
-    W = _check_params(p, E)
     _check_sizes(x, E, num_heads, seq_len)
+    H_kv = num_heads if num_kv_heads is None else num_kv_heads
+    if H_kv < 1 or num_heads % H_kv:
+        raise ValueError("num_kv_heads %r does not divide num_heads %d" % (num_kv_heads, num_heads))
+    W = _check_params(p, E, E // num_heads * H_kv)
     H, S = num_heads, seq_len
     B = x.shape[0] // S
     key, value, roles = attention_sources(x, kv, key, value)
@@ -83,22 +88,17 @@ def attention_forward(x, p, num_heads, seq_len, mask=None, causal=False, kv=None
     Q = _linear(x, W["Wq"], W["bq"])
     K = _linear(src_k, W["Wk"], W["bk"])
     V = _linear(src_v, W["Wv"], W["bv"])
-    Qh, Kh, Vh = _heads(Q, S, H), _heads(K, S_kv, H), _heads(V, S_kv, H)
-
-    scale = 1.0 / np.sqrt(E // H)
-    scores = Qh @ Kh.swapaxes(-1, -2) * scale                      # (B, H, S, S_kv)
-    scores = np.where(_masked(mask, causal, B, S, S_kv), MASKED_SCORE, scores)
-    A = _softmax(scores)
-    A_used = A * _drop_factor(keep, dropout, A.shape)
-    ctx = _merge(A_used @ Vh)
+    drop = None if keep is None else keep / (1.0 - dropout)
+    ctx, core = sdpa_forward(Q, K, V, S, H, S_kv, H_kv, mask=mask, causal=causal, drop=drop,
+                             empty_rows="uniform")
     y = _linear(ctx, W["Wo"], W["bo"])
 
     cache = {
         "x_cache": x, "key_cache": src_k, "value_cache": src_v, "roles": roles,
-        "Q_cache": Q, "K_cache": K, "V_cache": V,
-        "A_cache": A.reshape(B * H * S, S_kv), "ctx_cache": ctx,
+        "Q_cache": Q, "K_cache": K, "V_cache": V, "core": core,
+        "A_cache": core.A.reshape(B * H * S, S_kv), "ctx_cache": ctx,
         "mask": mask, "causal": causal, "keep": keep, "dropout": dropout,
-        "num_heads": H, "seq_len": S, "kv_len": S_kv,
+        "num_heads": H, "num_kv_heads": H_kv, "seq_len": S, "kv_len": S_kv,
     }
     return y, cache
 
@@ -113,36 +113,15 @@ def attention_backward(grad_out, p, cache):
     """
     x, ctx = cache["x_cache"], cache["ctx_cache"]
     src_k, src_v, roles = cache["key_cache"], cache["value_cache"], cache["roles"]
-    H, S, S_kv = cache["num_heads"], cache["seq_len"], cache["kv_len"]
     E = x.shape[1]
-    B = x.shape[0] // S
-    W = _check_params(p, E)
+    W = _check_params(p, E, cache["K_cache"].shape[1])
     grad_out = _matrix(grad_out, "grad_out")
     if grad_out.shape != ctx.shape:
         raise ValueError("grad_out must have the output's shape %s, got %s" % (ctx.shape, grad_out.shape))
 
     # Wo: y = ctx @ Wo.T + bo
     g = {"dWo": grad_out.T @ ctx, "dbo": _bias_grad(grad_out, W["bo"])}
-    dctx = grad_out @ W["Wo"]
-
-    # per head (batched over b, h)
-    Qh = _heads(cache["Q_cache"], S, H)
-    Kh = _heads(cache["K_cache"], S_kv, H)
-    Vh = _heads(cache["V_cache"], S_kv, H)
-    A = cache["A_cache"].reshape(B, H, S, S_kv)
-    drop = _drop_factor(cache["keep"], cache["dropout"], A.shape)
-    A_used = A * drop
-    dctx_h = _heads(dctx, S, H)
-    dA_used = dctx_h @ Vh.swapaxes(-1, -2)
-    dV = A_used.swapaxes(-1, -2) @ dctx_h
-    dA = dA_used * drop
-    scale = 1.0 / np.sqrt(E // H)
-    dS = A * (dA - (dA * A).sum(axis=-1, keepdims=True)) * scale
-    # a masked score is a constant (masked_fill), so it passes no gradient back
-    dS = np.where(_masked(cache["mask"], cache["causal"], B, S, S_kv), 0.0, dS)
-    dQ = _merge(dS @ Kh)
-    dK = _merge(dS.swapaxes(-1, -2) @ Qh)
-    dV = _merge(dV)
+    dQ, dK, dV, _ = sdpa_backward(grad_out @ W["Wo"], cache["core"])
 
     # Wq, Wk, Wv: Proj = input @ W.T + b
     for name, dP, inp in (("q", dQ, x), ("k", dK, src_k), ("v", dV, src_v)):
@@ -174,19 +153,24 @@ def _matrix(a, name):
     return a
 
 
-def _check_params(p, E):
+def _check_params(p, E, E_kv):
+    """The parameters as float64: Wq, Wo (E, E), Wk, Wv (E_kv, E), biases of those rows."""
     W = {}
     for name in _WEIGHTS:
+        rows, what = (E_kv, "E_kv") if name in ("Wk", "Wv") else (E, "E")
         if name not in p:
             raise ValueError("params lack %s" % name)
         W[name] = np.asarray(p[name], dtype=np.float64)
-        if W[name].shape != (E, E):
-            raise ValueError("%s must have shape (E, E) = (%d, %d), got %s" % (name, E, E, W[name].shape))
+        if W[name].shape != (rows, E):
+            raise ValueError("%s must have shape (%s, E) = (%d, %d), got %s"
+                             % (name, what, rows, E, W[name].shape))
     for name in _BIASES:
+        rows, what = (E_kv, "E_kv") if name in ("bk", "bv") else (E, "E")
         b = p.get(name)
         W[name] = None if b is None else np.asarray(b, dtype=np.float64)
-        if b is not None and W[name].shape != (E,):
-            raise ValueError("%s must have shape (E,) = (%d,), got %s" % (name, E, W[name].shape))
+        if b is not None and W[name].shape != (rows,):
+            raise ValueError("%s must have shape (%s,) = (%d,), got %s"
+                             % (name, what, rows, W[name].shape))
     return W
 
 
@@ -221,38 +205,6 @@ def _bias_grad(dP, b):
     return None if b is None else dP.sum(axis=0)
 
 
-def _heads(M, L, H):
-    """(B*L, E) -> (B, H, L, D): head h of sequence b is M[b*L:(b+1)*L, h*D:(h+1)*D]."""
-    BL, E = M.shape
-    return M.reshape(BL // L, L, H, E // H).transpose(0, 2, 1, 3)
-
-
-def _merge(Mh):
-    """(B, H, L, D) -> (B*L, E): the inverse of _heads."""
-    B, H, L, D = Mh.shape
-    return Mh.transpose(0, 2, 1, 3).reshape(B * L, H * D)
-
-
-def _masked(mask, causal, B, S, S_kv):
-    """Boolean (B, 1, S, S_kv), True where a score is masked (padding key or a future key)."""
-    m = np.zeros((B, 1, S, S_kv), dtype=bool)
-    if mask is not None:
-        m |= (mask == 0)[:, None, None, :]
-    if causal:
-        m |= np.triu(np.ones((S, S_kv), dtype=bool), k=1)
-    return m
-
-
-def _softmax(s):
-    e = np.exp(s - s.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def _drop_factor(keep, dropout, shape):
-    """keep / (1 - dropout) shaped like A (B, H, S, S_kv), or 1.0 without dropout."""
-    return 1.0 if keep is None else keep.reshape(shape) / (1.0 - dropout)
-
-
 # ---- the SelfAttention kind (reference/kinds.py) ----------------------------------------------
 def _attention_backward(spec, p, cache, grad_out):
     g = attention_backward(grad_out, p, cache)
@@ -260,5 +212,6 @@ def _attention_backward(spec, p, cache, grad_out):
 
 
 declare("SelfAttention",
-        lambda spec, p, x, mask=None: attention_forward(x, p, spec[2], spec[3], mask=mask),
+        lambda spec, p, x, mask=None: attention_forward(
+            x, p, spec[2], spec[3], mask=mask, num_kv_heads=spec[7] if len(spec) > 7 else None),
         _attention_backward, torch=TORCH, int8=(int8.attention_layer, int8.attention_run))

