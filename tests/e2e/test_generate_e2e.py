@@ -18,6 +18,8 @@ from tinyattn_host.reference.decoder import lm_forward
 from tinyattn_host.virtual import unixport
 from tinyattn_host.virtual.unixport_process import has_raw_repl
 
+from heap_budget import board_heap
+
 pytestmark = pytest.mark.skipif(
     not has_raw_repl(unixport.interpreter()),
     reason="the interpreter's REPL has no raw mode (unix port before 1.27): no mpremote")
@@ -115,3 +117,22 @@ def test_finetune_on_the_board_brings_the_tuned_model_back(files, tmp_path):
     assert "0.W" in moved and "7.W" in moved, moved  # the embedding, the classifier
     assert main(["export-llama2c", str(tmp_path / "tuned.bin"), "-o",
                  str(tmp_path / "tuned_llama2c.bin")]) == 0
+
+
+@pytest.mark.skipif(not unixport.has_ulab(unixport.interpreter()),
+                    reason="a heap figure: a real ulab only (the stand-in's arrays are lists)")
+def test_make_generate_writes_the_shipped_story_in_300k(tmp_path):
+    """make generate's two commands: the shipped model imported, then 80 tokens written on a
+    32-bit port in a 300 KB heap (a board without PSRAM), as readable English, and tokens/s."""
+    heap = board_heap("300k")
+    stories = Path(__file__).resolve().parents[2] / "data" / "stories"
+    assert main(["import-llama2c", str(stories / "model.bin"), "-o",
+                 str(tmp_path / "stories.bin")]) == 0
+    done = subprocess.run(
+        [sys.executable, "-m", "tinyattn_host", "generate", str(tmp_path / "stories.bin"),
+         "--tokenizer", str(stories / "tokenizer.bin"), "--prompt", "Once upon a time",
+         "--steps", "80", "--heap", heap],
+        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Once upon a time, there was a little "), done.stdout
+    assert done.stderr.strip().splitlines()[-1].startswith("80 tokens in "), done.stderr
