@@ -6,7 +6,9 @@ every block's `step` against its cache of the n_kv_heads key and value heads.
 
 Sampling is the same on every port for a seed: the probabilities (float32, as ulab computes
 them) become integer weights, p * 2^16 truncated, and the draw and top-p's cut are integer
-arithmetic on them with rng.py's xorshift (a token under 2^-16 of the likeliest is never drawn).
+arithmetic on them with rng.py's xorshift, the draw scaled to the total (not a remainder of
+it, which a weight a unit off would move anywhere); a token under 2^-16 of the likeliest is
+never drawn.
 """
 
 SCALE = 65536  # a probability's integer weight: p * SCALE, truncated
@@ -83,7 +85,8 @@ def pick(logits, temperature, top_p, rng):
             if cum * SCALE >= need * total:
                 break
         order, total = kept, cum
-    r = rng.next32() % total
+    r = ((rng.next32() >> 8) * total) >> 24  # scaled, not a remainder: a total a unit off
+    # (the last bit of a logit on another port) moves the point a hair, not anywhere
     for i in order:
         r -= weights[i]
         if r < 0:
