@@ -50,6 +50,8 @@ def test_a_cached_step_gives_the_full_forwards_logits():
     full = model.logits(ids)
     layers = model.layers
     caches = [layer.new_cache(len(ids)) if hasattr(layer, "step") else None for layer in layers]
+    check.equal([c[0].shape for c in caches if c], [(len(ids), 4 * 8)] * 5,
+                "each block's keys: 4 key/value heads of 8, not the 8 query heads")
     for pos in range(len(ids)):
         row = step(layers, caches, ids[pos], pos)
         check.close(row, full[pos, :], rtol=1e-5, what="step at position %d" % pos)
