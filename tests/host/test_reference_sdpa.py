@@ -134,3 +134,35 @@ def test_gqa_is_repeated_heads():
     v4 = np.concatenate([v[:, 0:3], v[:, 0:3], v[:, 3:6], v[:, 3:6]], axis=1)
     assert np.allclose(scaled_dot_product_attention(q, k, v, 3, 4, num_kv_heads=2),
                        scaled_dot_product_attention(q, k4, v4, 3, 4))
+
+
+def test_a_gqa_attention_layer_is_finite_differences():
+    """The Attention layer's reference with num_kv_heads (Wk, Wv (H_kv*D, E)) on the sdpa
+    reference: every gradient against central differences (1e-6), padding and causal."""
+    from tinyattn_host.reference import attention_backward, attention_forward
+
+    rng = np.random.default_rng(6)
+    E, H, H_kv, B, S = 8, 4, 2, 2, 3
+    p = {n: rng.standard_normal((4 if n in ("Wk", "Wv") else E, E)) / 3 for n in
+         ("Wq", "Wk", "Wv", "Wo")}
+    p.update({n: 0.1 * rng.standard_normal(4 if n in ("bk", "bv") else E)
+              for n in ("bq", "bk", "bv", "bo")})
+    x, G = rng.standard_normal((B * S, E)), rng.standard_normal((B * S, E))
+    kw = dict(mask=np.array([[1, 1, 0], [1, 1, 1.0]]), causal=True, num_kv_heads=H_kv)
+
+    def loss():
+        return float(np.sum(attention_forward(x, p, H, S, **kw)[0] * G))
+
+    _, cache = attention_forward(x, p, H, S, **kw)
+    g = attention_backward(G, p, cache)
+    for name, a in [("dx", x)] + [("d" + n, p[n]) for n in p]:
+        num = np.zeros_like(a)
+        for idx in np.ndindex(a.shape):
+            old = a[idx]
+            a[idx] = old + 1e-6
+            plus = loss()
+            a[idx] = old - 1e-6
+            num[idx] = (plus - loss()) / 2e-6
+            a[idx] = old
+        scale = np.linalg.norm(num) if name != "dbk" else np.linalg.norm(g["dbq"])
+        assert np.linalg.norm(g[name] - num) <= 1e-6 * scale, name
