@@ -10,7 +10,7 @@ BAUD     ?= 460800
 VIRTUAL_FLASH ?= build/virtual-flash
 
 .PHONY: help venv check-python objdump qemu test test-board clean flash deploy repl run demo \
-	bench emulate devs
+	bench emulate devs generate
 
 help:
 	@echo "make test     set up $(VENV) and run the whole test suite (the device cases on"
@@ -29,6 +29,8 @@ help:
 	@echo "make demo [PORT=...] [EPOCHS=100] [REPORT=dir]   tinyattn.demo() on the board;"
 	@echo "             REPORT: its training curve"
 	@echo "make bench [PORT=...] [BENCH_OUT=build/bench]   speed and memory tables, JSON, PNG"
+	@echo "make generate [PORT=...] [PROMPT=...] [STEPS=80] [HEAP=300k]   the shipped story"
+	@echo "             model (data/stories) writes on the board: text as it comes, tokens/s"
 	@echo "make emulate  the int8 kernels' ESP32-S3 machine code in qemu-system-xtensa: checked"
 	@echo "             bit for bit, executed instructions per MAC into docs/performance.md"
 	@echo "             (each target runs .venv/bin/python -m tinyattn_host <command>; --help lists"
@@ -126,6 +128,15 @@ demo: $(STAMP)
 bench: $(STAMP) objdump qemu
 	$(BIN)/python -m tinyattn_host bench $(if $(PORT),--port $(PORT)) \
 	  $(if $(BENCH_OUT),--out $(BENCH_OUT))
+
+PROMPT ?= Once upon a time
+STEPS  ?= 80
+generate: $(STAMP)
+	@mkdir -p build
+	$(BIN)/python -m tinyattn_host import-llama2c data/stories/model.bin -o build/stories.bin
+	$(BIN)/python -m tinyattn_host generate build/stories.bin $(if $(PORT),--port $(PORT)) \
+	  --tokenizer data/stories/tokenizer.bin --prompt "$(PROMPT)" --steps $(STEPS) \
+	  $(if $(HEAP),--heap $(HEAP))
 
 emulate: $(STAMP) objdump qemu
 	$(BIN)/python -m pytest -p no:xdist tests/emulator $(PYTEST_ARGS)

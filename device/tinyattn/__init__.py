@@ -2,10 +2,9 @@
 
 __version__ = "0.1.0"
 
-from .nn.attention import Attention  # noqa: E402,F401
-
-# Every other public name, and the submodule it comes from. Imported on first use (module
-# __getattr__), so `import tinyattn` costs the heap of the Attention layer only. Keywords, not
+# Every public name, and the submodule it comes from. Imported on first use (module
+# __getattr__), so `import tinyattn` costs almost nothing and an int8 model pays for no
+# float layer. Keywords, not
 # string keys: keywords are interned, and MicroPython's dir() and Tab completion find a name
 # only by asking __getattr__ for every name the interpreter has interned. So the layer kinds
 # are named here too, with their class's module, which dir() then imports without the kinds'
@@ -50,14 +49,18 @@ class _Names:
         return self.files
 
     def __repr__(self):
-        return "the public names (and Attention), each imported on first use:" + "".join(
+        return "the public names, each imported on first use:" + "".join(
             "\n    %-24s tinyattn.%s" % (name, self.names[name]) for name in sorted(self.names))
 
 
 LAZY = _Names(
-    Dense="nn.layers", Activation="nn.layers", Tokens="nn.layers", SelfAttention="nn.layers",
+    Attention="nn.attention", Dense="nn.layers", Activation="nn.layers", Tokens="nn.layers", SelfAttention="nn.layers",
     GlobalAvgPool="nn.layers", LayerNorm="nn.norm", PositionalEmbedding="nn.positional",
     Gelu="nn.gelu", TransformerEncoderLayer="nn.encoder",
+    Embedding="nn.embedding", Classifier="nn.embedding", RMSNorm="nn.rmsnorm",
+    SwiGLU="nn.swiglu", DecoderBlock="nn.decoder",
+    generate="lm.generate", generate_text="lm.generate", read_tokenizer="lm.tokenizer",
+    finetune="lm.finetune",
     scaled_dot_product_attention="nn.sdpa", scaled_dot_product_attention_backward="nn.sdpa_grad",
     padding_mask="nn.masks", Sequential="nn.sequential", cross_entropy="nn.losses", SGD="nn.optim", Adam="nn.optim",
     Dataset="datasets.dataset", load_iris="datasets.dataset",

@@ -9,6 +9,20 @@ import array
 
 _MASK = 0xFFFFFFFF
 _TWO_32 = 4294967296.0
+_unfilled = False  # set while a loader builds a model whose every parameter it then writes
+
+
+class Unfilled:
+    """`with Unfilled():` the layers built inside get zeros for their random weights (no
+    float drawn, no garbage between the arrays); a loader then writes every parameter."""
+
+    def __enter__(self):
+        global _unfilled
+        _unfilled = True
+
+    def __exit__(self, *exc):
+        global _unfilled
+        _unfilled = False
 
 
 class Rng:
@@ -74,9 +88,11 @@ class Rng:
 
     def uniform_matrix(self, rows, cols, low, high):
         """A (rows, cols) ulab array from [low, high), drawn row by row into one float32 row
-        buffer (no list of boxed floats)."""
+        buffer (no list of boxed floats); zeros inside `with Unfilled()`."""
         from ulab import numpy as np
 
+        if _unfilled:
+            return np.zeros((rows, cols))
         row = array.array("f", bytes(4 * cols))  # float32 values whatever the build's float
         wide = np.float != 102  # a float64 build: the row converted, not viewed
         view = None if wide else np.frombuffer(row, dtype=np.float).reshape((1, cols))

@@ -143,6 +143,43 @@ def _info(p):
     p.add_argument("model", help="a tinyattn model file, float or int8")
 
 
+def _import_llama2c(p):
+    p.add_argument("checkpoint", help="llama2.c's model.bin (the legacy format run.c reads)")
+    p.add_argument("-o", "--out", required=True, help="the tinyattn model file to write")
+    p.add_argument("--int8", metavar="CALIBRATION",
+                   help="quantize too, calibrated on this text file (not yet available)")
+
+
+def _export_llama2c(p):
+    p.add_argument("model", help="a tinyattn decoder model file (import-llama2c's)")
+    p.add_argument("-o", "--out", required=True, help="the model.bin to write for run.c")
+
+
+def _generate(p):
+    _port_flash(p)
+    p.add_argument("model", help="a tinyattn decoder model file (import-llama2c's)")
+    p.add_argument("--prompt", default="", help="the text to go on from")
+    p.add_argument("--steps", type=int, default=40, help="new tokens at most (default 40)")
+    p.add_argument("--tokenizer", help="llama2.c's tokenizer.bin (default: beside the model)")
+    p.add_argument("--temperature", type=float, default=0.0, help="0: greedy (the default)")
+    p.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling (default 1)")
+    p.add_argument("--seed", type=int, default=None, help="the sampling's seed")
+    p.add_argument("--heap", help="a virtual board's heap, e.g. 300k (a board without PSRAM)")
+
+
+def _finetune(p):
+    _port_flash(p)
+    p.add_argument("model", help="a tinyattn decoder model file (import-llama2c's)")
+    p.add_argument("text", help="a UTF-8 text file to fine-tune on")
+    p.add_argument("-o", "--out", required=True, help="the tuned model file to write")
+    p.add_argument("--tokenizer", help="llama2.c's tokenizer.bin (default: beside the model)")
+    p.add_argument("--steps", type=int, default=20, help="Adam steps (default 20)")
+    p.add_argument("--context", type=int, default=32, help="tokens a step reads (default 32)")
+    p.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate (default 1e-3)")
+    p.add_argument("--seed", type=int, default=0, help="the windows' seed (default 0)")
+    p.add_argument("--heap", help="a virtual board's heap, e.g. 2m")
+
+
 def _check_model(p):
     _port(p)
     p.add_argument("model", help="a tinyattn model file")
@@ -225,6 +262,14 @@ COMMANDS = {
                  "tinyattn.int8.load reads", _quantize, "quantize.command:quantize_command"),
     "info": ("what a model file holds: its layers, parameters, the bytes of its arrays",
              _info, "modelinfo:info_command"),
+    "import-llama2c": ("llama2.c's model.bin to a model file",
+                       _import_llama2c, "interop.llama2c_cli:import_llama2c_command"),
+    "export-llama2c": ("a decoder model file to llama2.c's model.bin (run.c runs it)",
+                       _export_llama2c, "interop.llama2c_cli:export_llama2c_command"),
+    "generate": ("a language model writes on the board: text as it comes, then tokens/s",
+                 _generate, "checks.generate:generate_command"),
+    "finetune": ("a language model fine-tuned on the board on a text, brought back",
+                 _finetune, "checks.finetune:finetune_command"),
     "check-model": ("run a model file on the board against the NumPy reference",
                     _check_model, "checks.model_check:check_model_command"),
 }

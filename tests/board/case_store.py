@@ -158,6 +158,22 @@ def test_absurd_shapes_in_a_good_file_are_refused_before_anything_is_allocated()
         "config entry 0: ['Dense', 1]: must be ['Dense', in_features, out_features, use_bias]")
 
 
+def test_an_int8_file_with_an_array_no_layer_reads_is_refused():
+    """int8.load builds each layer reading its arrays from the file: one left unread is
+    named; a name given twice is refused when the file is indexed."""
+    from tinyattn.int8 import load as load_int8
+
+    path = scratch("extra-int8.bin")
+    tokens = {"kind": "Tokens", "seq_len": 2, "s_x": 0.1}
+    write_file(path, "quantized", {"layers": [tokens]},
+               [("0.W", bytearray(4), "b", (2, 2))])
+    has(check.raises(ValueError, load_int8, path), "arrays ['0.W'] are not part of the int8")
+    path = scratch("twice.bin")
+    write_file(path, "quantized", {"layers": [tokens]},
+               [("a", bytearray(4), "b", (4,)), ("a", bytearray(4), "b", (4,))])
+    has(check.raises(ValueError, load_int8, path), "array a appears twice")
+
+
 # ---- the heap ------------------------------------------------------------------------------
 def test_a_save_and_load_leave_the_heap_as_they_found_it():
     path = scratch("heap.bin")

@@ -82,8 +82,14 @@ def test_quick_bench_writes_its_section_json_and_plot(tmp_path, capsys):
         assert r["float_cache_bytes"] in (2 * W * E * 4, 2 * W * E * 8)  # float32 or float64
         assert r["float_held"] >= r["float_cache_bytes"] and r["int8_held"] >= r["int8_cache_bytes"]
 
+    decoded = results["decoder"]
+    assert [r["C"] for r in decoded] == list(PLAN.QUICK_DECODER_C)
+    for r in decoded:
+        for path in ("float_token", "float_full"):
+            assert isinstance(r[path], float) and r[path] > 0, (path, r[path])
+
     tables = _tables(mine)
-    assert len(tables) == 8
+    assert len(tables) == 9
     for heading, table in tables.items():
         assert len({len(row) for row in table}) == 1, heading  # every row as wide as the head
         assert all(re.fullmatch(r":?-{3,}:?", cell) for cell in table[1]), heading
@@ -91,6 +97,8 @@ def test_quick_bench_writes_its_section_json_and_plot(tmp_path, capsys):
     assert [row[0] for row in speedup[2:]] == ["Iris model, batch 16", "Iris model, batch 1"]
     chip = next(t for h, t in tables.items() if h.startswith("Chip cost"))
     assert any(row[0] == "linear" for row in chip[2:]), chip  # the int8 kernels' loops
+    lm_rows = next(t for h, t in tables.items() if h.startswith("Language model"))
+    assert [row[0] for row in lm_rows[2:]] == [str(C) for C in PLAN.QUICK_DECODER_C]
     stream_rows = next(t for h, t in tables.items() if h.startswith("Streaming"))
     assert [row[0] for row in stream_rows[2:]] == [str(W) for W in PLAN.QUICK_STREAM_W]
     smallest = next(t for h, t in tables.items() if h.startswith("Smallest heap"))

@@ -95,7 +95,7 @@ def test_tab_completion_at_the_repl(deployed):
 
     try:
         send_and_read(b"")
-        send_and_read(b"import sys, tinyattn; before = set(sys.modules)\r")
+        send_and_read(b"import sys, tinyattn; from ulab import numpy; before = set(sys.modules)\r")
         listed = send_and_read(b"tinyattn.\t", ending=b">>> tinyattn.")
         assert "MemoryError" not in listed
         for name in ("Attention", "Dense", "SelfAttention", "demo", "train", "load_iris"):

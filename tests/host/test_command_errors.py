@@ -46,6 +46,14 @@ FAILURES = {
     "info": (["{tmp}/bad.bin"], {}, 1, "error: {tmp}/bad.bin is not a tinyattn model file"),
     "check-model": (["{tmp}/bad.bin", "{tmp}/x.npy"], {}, 1,
                     "error: {tmp}/bad.bin is not a tinyattn model file"),
+    "import-llama2c": (["{tmp}/bad.bin", "-o", "{tmp}/m.bin"], {}, 1,
+                       "error: {tmp}/bad.bin is 11 bytes: too short for llama2.c's"),
+    "export-llama2c": (["{tmp}/bad.bin", "-o", "{tmp}/out.bin"], {}, 1,
+                       "error: {tmp}/bad.bin is not a tinyattn model file"),
+    "generate": (["{tmp}/bad.bin", "--tokenizer", "{tmp}/layers.json"], {}, 1,
+                 "error: {tmp}/bad.bin is not a tinyattn model file"),
+    "finetune": (["{tmp}/bad.bin", "{tmp}/layers.json", "-o", "{tmp}/t.bin", "--tokenizer",
+                  "{tmp}/layers.json"], {}, 1, "error: {tmp}/bad.bin is not a tinyattn model file"),
 }
 
 

@@ -27,7 +27,14 @@ EXAMPLES = {
     "Gelu": (["Gelu"], (2, 3)),
     "TransformerEncoderLayer": (["TransformerEncoderLayer", 4, 2, 6, 0.0, "relu", False, 1e-5,
                                  2, False], (4, 4)),
+    "Embedding": (["Embedding", 5, 3], [0, 3, 3, 1]),  # token ids in: no input gradient
+    "RMSNorm": (["RMSNorm", 4, 1e-5], (3, 4)),
+    "SwiGLU": (["SwiGLU", 4, 6], (3, 4)),
+    "DecoderBlock": (["DecoderBlock", 4, 2, 1, 6, 8, 1e-5, "half", 100.0], (3, 4)),
+    "Classifier": (["Classifier", 4, 5, False], (3, 4)),
 }
+NO_INT8_YET = {"Embedding", "RMSNorm", "SwiGLU", "DecoderBlock", "Classifier"}
+"""The decoder's kinds (issue 36) run in float only so far: their int8 forms are to come."""
 
 
 def random_params(config):
@@ -43,19 +50,21 @@ def test_the_examples_are_every_kind_the_device_knows():
 def test_the_float_reference_knows_the_kind(name):
     spec, rows = EXAMPLES[name]
     params = random_params([spec])
-    x = RNG.standard_normal(rows)
+    ids = isinstance(rows, list)
+    x = np.array(rows) if ids else RNG.standard_normal(rows)
     y, caches = sequential_forward([spec], params, x)
     G = RNG.standard_normal(y.shape)
     dx, grads = sequential_backward([spec], params, caches, G)
     assert sorted(grads) == sorted(params)
-    assert dx.shape == x.shape
+    assert dx is None if ids else dx.shape == x.shape
 
     def loss():
         return np.sum(sequential_forward([spec], params, x)[0] * G)
 
-    assert_grads_close({"x": dx, **grads},
-                       {"x": numeric_grad(loss, x), **{k: numeric_grad(loss, v)
-                                                       for k, v in params.items()}}, 1e-6)
+    numeric = {k: numeric_grad(loss, v) for k, v in params.items()}
+    if not ids:
+        grads, numeric = {"x": dx, **grads}, {"x": numeric_grad(loss, x), **numeric}
+    assert_grads_close(grads, numeric, 1e-6)
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
@@ -74,6 +83,9 @@ def test_every_parameter_has_a_pytorch_name(name):
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_the_int8_reference_knows_what_the_device_quantizes_the_kind_into(name):
+    if name in NO_INT8_YET:
+        assert KINDS[name].int8_as is None
+        return
     into = KINDS[name].int8_as
     assert into in KINDS and KINDS[into].int8 is not None
 

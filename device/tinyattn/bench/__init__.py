@@ -198,4 +198,10 @@ def run(quick=False, repeats=5, cap=1.0, search_largest=True):
     for W in QUICK_STREAM_W if quick else STREAM_W:
         emit(window(W, repeats, cap))
         gc.collect()
+    from .decoder import context
+    from .plan import DECODER_C, QUICK_DECODER_C
+
+    for C in QUICK_DECODER_C if quick else DECODER_C:
+        emit(context(C, repeats, cap))
+        gc.collect()
     emit({"kind": "done"})

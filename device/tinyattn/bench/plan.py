@@ -15,6 +15,7 @@ QUICK_LIMIT = 6
 HEAP_S = (4, 16, 32, 64)  # the smallest heap for these S (unix port: -X heapsize per trial)
 # streaming (bench/stream.py): the per-token cost at these windows W, the vowels model's sizes
 STREAM_W, QUICK_STREAM_W = (16, 32, 64), (4,)
+DECODER_C, QUICK_DECODER_C = (8, 32, 128), (4,)  # contexts of the decoder's per-token cost
 STREAM_F, STREAM_E, STREAM_H, STREAM_FF, STREAM_OUT = 12, 24, 4, 48, 9
 
 
@@ -24,6 +25,13 @@ def stream_config(W):
     return [["Dense", STREAM_F, STREAM_E, True], ["PositionalEmbedding", W, STREAM_E],
             ["TransformerEncoderLayer", STREAM_E, STREAM_H, STREAM_FF, 0.0, "relu", False, 1e-5,
              W, True], ["Dense", STREAM_E, STREAM_OUT, True]]
+
+
+def decoder_config():
+    """llama2.c's stories260K shape (bench/decoder.py)."""
+    return ([["Embedding", 512, 64]]
+            + [["DecoderBlock", 64, 8, 4, 172, 512, 1e-5, "pairs", 10000.0]] * 5
+            + [["RMSNorm", 64, 1e-5], ["Classifier", 64, 512, False]])
 
 
 def macs(B, S, E):

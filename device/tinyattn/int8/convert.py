@@ -22,6 +22,10 @@ def quantize(model, calibration_x, seq_len=None, batch_size=16, mask=None):
     `batch_size` samples at a time (the same scales, bit for bit, as one pass), with its
     padding mask (samples, S) for a model of variable-length sequences.
 
+    calibration_x: a 2-D ulab array of rows, or the path of a 2-D float32/float64 .npy file
+    of them (npy_rows.py), read a batch at a time: the heap holds one batch's activations
+    whatever the number of rows, and the result is the array's, byte for byte.
+
     model: a Sequential (Dense, Activation, Tokens, SelfAttention, GlobalAvgPool, and
     qencoder's LayerNorm, PositionalEmbedding, Gelu, TransformerEncoderLayer), a Dense, or an
     Attention (give its seq_len). Returns a QSequential; a lone Dense or Attention
@@ -34,6 +38,10 @@ def quantize(model, calibration_x, seq_len=None, batch_size=16, mask=None):
     else:
         raise ValueError("quantize takes a Sequential, Dense or Attention, got %s"
                          % type(model).__name__)
+    if isinstance(calibration_x, str):
+        from ..npy_rows import NpyRows
+
+        calibration_x = NpyRows(calibration_x)
     _check_calibration(layers, calibration_x, seq_len)
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise ValueError("batch_size must be an int >= 1, got %r" % (batch_size,))
@@ -70,8 +78,12 @@ def _check_calibration(layers, x, seq_len):
 
     if seq_len is not None and (not isinstance(seq_len, int) or seq_len < 1):
         raise ValueError("seq_len must be an int >= 1 or None, got %r" % (seq_len,))
-    require_float_rows("calibration_x (the calibration set)", x, _input_width(layers))
-    if not all_finite(x):
+    if not hasattr(x, "read"):
+        require_float_rows("calibration_x (the calibration set)", x, _input_width(layers))
+    elif _input_width(layers) not in (None, x.shape[1]):
+        raise ValueError("calibration_x (%s) has %d columns; the model takes %d"
+                         % (x.path, x.shape[1], _input_width(layers)))
+    if not hasattr(x, "read") and not all_finite(x):
         raise ValueError("calibration_x (the calibration set) holds NaN or infinity; "
                          "it must be finite rows of the model's input")
 
@@ -136,10 +148,24 @@ def _calibrate(layers, x, seq_len, batch_size, rows, mask):
     for r0 in range(0, x.shape[0], step):
         gc.collect()  # the last batch's arrays go before this one's are made
         m = None if mask is None else mask[r0 // rows:(r0 + step) // rows, :].copy()
-        batch = _calibrate_batch(layers, x[r0:r0 + step, :].copy(), seq_len, m)
+        batch = _calibrate_batch(layers, _rows(x, r0, min(r0 + step, x.shape[0])), seq_len, m)
         stats = batch if stats is None else _larger(stats, batch)
         batch = m = None
     return stats
+
+
+def _rows(x, r0, r1):
+    """Rows r0..r1-1 of the calibration set: a copy of the array's, or read from the file
+    (checked finite: a file is never held whole)."""
+    if not hasattr(x, "read"):
+        return x[r0:r1, :].copy()
+    from ..nn.checks import all_finite
+
+    batch = x.read(r0, r1)
+    if not all_finite(batch):
+        raise ValueError("calibration_x (%s) holds NaN or infinity in rows %d..%d; it must "
+                         "be finite rows of the model's input" % (x.path, r0, r1 - 1))
+    return batch
 
 
 def _larger(a, b):

@@ -14,7 +14,6 @@ from .numbers import dequantize, max_abs, quantize_tensor, scale_for
 from . import kernels_attend
 from . import kernels_norm as nk
 from .attention import QAttention, keep_bytes
-from .fields import check_layer_spec
 from .layers import GELU, QActivation, QDense
 from .norm import QLayerNorm, add_multipliers
 from ..nn.checks import require_2d
@@ -243,6 +242,8 @@ class QTransformerEncoderLayer:
     @staticmethod
     def check_spec(where, spec):
         """Each part's description against its int8 layer's FIELDS (act only for GELU)."""
+        from .fields import check_layer_spec  # (its heap only for a check)
+
         for name in spec["parts"]:
             if name not in _PART_KINDS:
                 raise ValueError("%s: 'parts' has %r; its parts are %s"

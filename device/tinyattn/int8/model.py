@@ -6,7 +6,8 @@ directly. `save(path)` and `load(path)` use store's file format (kind "quantized
 makes one from a float model (quantize).
 """
 
-from .. import store
+import gc
+
 from ..link.wire import FILE_QUANTIZED as QUANTIZED
 from ..nn.checks import require_2d
 from .numbers import dequantize, quantize_into, quantize_tensor
@@ -26,6 +27,7 @@ class QSequential:
         self._source = self._rows = self._cols = None  # the input the layers are bound to
         self._outputs = []
         self._xq = None
+        self._kept = True  # a mask may be set in the layers (a new model: say None once)
 
     @property
     def in_scale(self):
@@ -50,9 +52,11 @@ class QSequential:
         """
         if self._source is not x or self._rows != rows or self._cols != cols:
             self.plan(x, rows, cols)
-        for layer in self.layers:
-            if hasattr(layer, "set_keep"):
-                layer.set_keep(keep)
+        if keep is not None or self._kept:  # (nothing to tell when no mask came, nor now)
+            for layer in self.layers:
+                if hasattr(layer, "set_keep"):
+                    layer.set_keep(keep)
+            self._kept = keep is not None
         for layer in self.layers:
             layer.run()
         if trace is not None:
@@ -98,6 +102,7 @@ class QSequential:
         """Write the int8 model to `path` (store's format, kind "quantized"), its description
         as canonical JSON: the bytes the host's quantizer writes for the same model. ValueError,
         and nothing written, for a model that load would refuse (spec.check_description)."""
+        from .. import store  # (its heap only for a save)
         from ..canonical_json import dumps
 
         description, arrays = self.description(), self.named_arrays()
@@ -114,6 +119,7 @@ def from_description(description, arrays):
     layers = []
     try:
         for i, spec in enumerate(description["layers"]):
+            gc.collect()  # each layer's buffers go to the lowest free heap, not between garbage
             cls = layer_kind(spec["kind"])
             if cls is None:
                 raise ValueError("layer %d: unknown int8 kind %r" % (i, spec["kind"]))
@@ -140,15 +146,35 @@ def qmodel_from(layers, arrays):
 
 
 def load(path):
-    """The int8 model saved at `path` by QSequential.save; ValueError naming the file and the
-    field or array when it is not a good one (spec.check_description, before the model is
-    made)."""
-    kind, meta, stored = store.read_file(path)
-    if kind != QUANTIZED:
-        raise ValueError("%s holds a %r model, not a %r one" % (path, kind, QUANTIZED))
-    try:
-        check_description(meta, dict((name, (store.typecode(value), shape))
-                                     for name, shape, value in stored))
-        return from_description(meta, dict((name, value) for name, _, value in stored))
-    except ValueError as err:
-        raise ValueError("%s: %s" % (path, err))
+    """The int8 model saved at `path` by QSequential.save, in one copy: the file is checked
+    and indexed (stored_arrays.open_file), its description checked against the arrays'
+    typecodes and shapes (spec.check_description) before anything is made, then each layer
+    reads its arrays from the file as it is built: the heap holds the model plus one array at
+    a time. ValueError naming the file and the field or array when it is not a good one."""
+    from ..stored_arrays import open_file
+
+    with open_file(path) as stored:
+        if stored.kind != QUANTIZED:
+            raise ValueError("%s holds a %r model, not a %r one"
+                             % (path, stored.kind, QUANTIZED))
+        try:
+            check_description(stored.meta, dict((name, (code, shape))
+                                                for name, code, shape in stored.entries()))
+            model = from_description(stored.meta, _OnDemand(stored))
+        except ValueError as err:
+            raise ValueError("%s: %s" % (path, err))
+    return model
+
+
+class _OnDemand:
+    """The {name: buffer} that from_spec reads, each buffer read from the file when asked."""
+
+    def __init__(self, stored):
+        self.stored = stored
+        self.names = [name for name, _, _ in stored.entries()]
+
+    def __getitem__(self, name):
+        return self.stored.read(name)  # KeyError when the file has no such array
+
+    def get(self, name, default=None):
+        return self.stored.read(name) if name in self.names else default

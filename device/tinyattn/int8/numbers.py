@@ -73,14 +73,16 @@ def quantize_tensor(x, scale, low=-128, out=None):
 
 def quantize_into(x, inverse_scale, low, out):
     """quantize_tensor's work, unchecked: out must hold the rows * cols of the 2-D x."""
-    total = float(np.sum(np.sum(x, axis=1)))
+    total = float(np.sum(x))
     if total - total != 0:  # NaN or infinity, or finite numbers whose sum overflows
         from ..nn.checks import all_finite
 
         if not all_finite(x):
             raise ValueError("x holds NaN or infinity; the int8 model takes finite input")
-    u = np.array(-np.maximum(-np.maximum(x * inverse_scale, float(low)), -127.0) + 128.0,
-                 dtype=np.uint8)
+    v = x * inverse_scale  # then clamped and offset in place: four arrays a call, not eight
+    v = _clip(v, float(low), 127.0)
+    v += 128.0
+    u = np.array(v, dtype=np.uint8)
     try:
         u = memoryview(u)  # ulab's buffer
     except TypeError:  # the stand-in has none
@@ -92,7 +94,16 @@ def quantize_into(x, inverse_scale, low, out):
 def dequantize(values, rows, cols, scale):
     """An int buffer of rows * cols items times scale, as a float (rows, cols) ulab array."""
     y = np.array(values).reshape((rows, cols))
-    return y * scale
+    y *= scale
+    return y
+
+
+def _clip(v, low, high):
+    """v clamped to [low, high] (ulab's clip; two maximums where a ulab has none)."""
+    clip = getattr(np, "clip", None)
+    if clip is not None:
+        return clip(v, low, high)
+    return -np.maximum(-np.maximum(v, low), -high)
 
 
 def int8_weights(W):

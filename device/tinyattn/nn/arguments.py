@@ -71,6 +71,17 @@ def kv_heads_divide(num_heads, num_kv_heads):
     return num_kv_heads
 
 
+def decoder_heads(embed_dim, num_heads, num_kv_heads, *_):
+    """Heads that split the embedding into even head sizes, and key/value heads that divide
+    the query heads (grouped-query attention)."""
+    heads_divide(embed_dim, num_heads)
+    if num_heads % num_kv_heads:
+        raise ValueError("n_kv_heads=%d does not divide n_heads=%d" % (num_kv_heads, num_heads))
+    if (embed_dim // num_heads) % 2:
+        raise ValueError("the head size %d must be even (rotary positions turn pairs)"
+                         % (embed_dim // num_heads))
+
+
 def is_int(value):
     """An int, not a bool (True is an int in Python)."""
     return isinstance(value, int) and not isinstance(value, bool)

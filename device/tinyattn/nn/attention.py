@@ -98,6 +98,7 @@ class Attention(Layer):
                 training=False, key=None, value=None):
         """Attention over x (B*S, E): returns (B*S, E). See the class docstring. key and
         value (B*S_kv, E) each (value defaults to key); kv= is key = value = kv."""
+        self.grads_first(training)
         key_in, value_in = key, value
         E, H = self.embed_dim, self.num_heads
         if not isinstance(causal, bool):

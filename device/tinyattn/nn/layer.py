@@ -8,7 +8,9 @@ what forward kept for backward. `Layer` gives the defaults, and the memory rule 
 - `forward(x, training=False)` keeps nothing: only `training=True` keeps what backward needs.
 - Temporaries as large as a weight are not made: a product is done a block of rows of at
   most BLOCK_BYTES at a time (row_blocks).
-- Gradient buffers are made on first need: by backward, zero_grad or collect_params() (which
+- Gradient buffers are made on first need: by the first training forward (`grads_first`,
+  before its caches: the buffers then sit whole low in the heap, and backward allocates none
+  in a heap the caches have cut into pieces), backward, zero_grad or collect_params() (which
   an optimizer takes). A model that is only run (loaded, then forward) has none, so it holds
   its weights only. `collect_params(grads=False)` names the parameters without making them.
 
@@ -56,6 +58,13 @@ class Layer:
                     setattr(self, "d" + name, grad)
                 groups.append((name, param, grad))
         return groups
+
+    def grads_first(self, training):
+        """A forward's first step: when `training`, the gradient buffers not made yet are
+        made now, before the forward keeps anything (a fresh layer's first forward + backward
+        then fits where a training loop's does)."""
+        if training and self.PARAMS and getattr(self, "d" + self.PARAMS[0], None) is None:
+            self.collect_params()
 
     def zero_grad(self):
         """Set every gradient to zero."""

@@ -41,6 +41,7 @@ class Dense(Layer):
 
     def forward(self, x, training=False):
         """x (B, in_features) to (B, out_features); training=True keeps x for backward."""
+        self.grads_first(training)
         require_2d("x", x, self.in_features)
         self.x_cache = x if training else None
         y = np.dot(x, self.W.transpose())

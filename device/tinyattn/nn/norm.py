@@ -27,6 +27,7 @@ class LayerNorm(Layer):
 
     def forward(self, x, training=False):
         """x (rows, E) to (rows, E)."""
+        self.grads_first(training)
         rows, E = require_2d("x", x, self.normalized_shape)
         mean = np.sum(x, axis=1).reshape((rows, 1)) * (1.0 / E)
         centred = x - mean

@@ -30,6 +30,7 @@ class PositionalEmbedding(Layer):
 
     def forward(self, x, training=False):
         """x (B*S, E) to (B*S, E); a batch is one row a sequence, so P adds as one row."""
+        self.grads_first(training)
         rows, E = require_2d("x", x, self.embed_dim)
         S = self.seq_len
         B = require_rows("x", rows, S)

@@ -15,6 +15,9 @@ class Sequential(Layer):
             if not all(hasattr(layer, m) for m in ("forward", "backward", "collect_params")):
                 raise ValueError("layers must be a list of layers (Dense, SelfAttention, ...), "
                                  "got %r" % (layers,))
+        for layer in self.layers:  # a layer that uses another's weights finds it (Classifier)
+            if hasattr(layer, "bind"):
+                layer.bind(self.layers)
 
     def forward(self, x, training=False, mask=None):
         """The output of the last layer. `mask` (B, S) of 0/1, 1 for a real token and 0 for
@@ -29,6 +32,11 @@ class Sequential(Layer):
             else:
                 x = layer.forward(x, training, mask)
         return x
+
+    def logits(self, tokens):
+        """A language model's (Embedding first) logits at every position of the list of token
+        ids, (len(tokens), vocab): the full causal forward (tinyattn.generate steps instead)."""
+        return self.forward(tokens)
 
     def backward(self, grad_out):
         """Backpropagate grad_out through every layer; returns the input's gradient."""

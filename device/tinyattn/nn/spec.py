@@ -8,8 +8,8 @@ class, the int8 path its int8 class, tinyattn.X the public name; the host loads 
 (tinyattn_host.device_modules.device_module("nn/spec")). docs/layer-kinds.md adds a kind step by step.
 """
 
-from .arguments import (choice, dim, flag, fraction, heads_divide, kv_heads_divide,
-                        optional_dim, positive)
+from .arguments import (choice, decoder_heads, dim, flag, fraction, heads_divide,
+                        kv_heads_divide, optional_dim, positive)
 
 REQUIRED = "<required>"
 """The default of an argument that has none (a config entry or a call must give it)."""
@@ -157,6 +157,21 @@ def _encoder_check(E, H, F, dropout, act, norm_first, eps, S, causal, num_kv_hea
     kv_heads_divide(H, num_kv_heads)
 
 
+def _swiglu(E, F):
+    return [("w1", (F, E)), ("w2", (E, F)), ("w3", (F, E))]
+
+
+def _decoder(E, H, H_kv, F, S, eps, rope, theta):
+    """Llama's block, named as Meta's checkpoints name it (attention.wq, feed_forward.w1)."""
+    D = E // H
+    parts = (("attention_norm", [("gamma", (E,))]),
+             ("attention", [("wq", (H * D, E)), ("wk", (H_kv * D, E)), ("wv", (H_kv * D, E)),
+                            ("wo", (E, H * D))]),
+             ("ffn_norm", [("gamma", (E,))]), ("feed_forward", _swiglu(E, F)))
+    return [(part + "." + name, shape) for part, shapes in parts for name, shape in shapes]
+
+
+ROPE_STYLES = ("pairs", "half")  # llama2.c's (2i, 2i+1) pairs; Hugging Face's (i, i + D/2)
 ACTIVATIONS = ("relu", "gelu_tanh", "tanh", "sigmoid")  # Activation's kinds
 _ACTIVATION = choice(ACTIVATIONS)
 ENCODER_ACTIVATIONS = ("relu", "gelu")  # TransformerEncoderLayer's (gelu: the erf form)
@@ -192,3 +207,18 @@ declare("TransformerEncoderLayer", ".encoder",
          "num_kv_heads", optional_dim, None),
         _encoder, _encoder_check, seeded=True, int8=".encoder.QTransformerEncoderLayer",
         flow=(("features", 0), ("tokens", 7)), takes_mask=True)
+declare("Embedding", ".embedding", ("num_embeddings", dim, REQUIRED, "embedding_dim", dim, REQUIRED),
+        lambda V, E: [("W", (V, E))], seeded=True, flow=(("out", 1),))
+declare("RMSNorm", ".rmsnorm", ("dim", dim, REQUIRED, "eps", positive, EPS),
+        lambda E, eps: [("gamma", (E,))], flow=(("features", 0),))
+declare("SwiGLU", ".swiglu", ("dim", dim, REQUIRED, "hidden_dim", dim, REQUIRED), _swiglu,
+        seeded=True, flow=(("features", 0),))
+declare("DecoderBlock", ".decoder",
+        ("dim", dim, REQUIRED, "n_heads", dim, REQUIRED, "n_kv_heads", dim, REQUIRED,
+         "hidden_dim", dim, REQUIRED, "seq_len", dim, REQUIRED, "eps", positive, EPS,
+         "rope", choice(ROPE_STYLES), "pairs", "theta", positive, 10000.0),
+        _decoder, decoder_heads, seeded=True, flow=(("features", 0),))
+declare("Classifier", ".embedding", ("dim", dim, REQUIRED, "vocab_size", dim, REQUIRED,
+                                     "tied", flag, False),
+        lambda E, V, tied: [] if tied else [("W", (V, E))], seeded=True,
+        flow=(("features", 0), ("out", 1)))

@@ -48,7 +48,7 @@ class Collector:
         self.shapes = PLAN.shapes(quick)
         self.repeats, self.cap, self.progress = repeats, cap, progress
         self.results = {"attention": [], "iris": [], "largest": [], "heap_needed": [],
-                        "stream": [],
+                        "stream": [], "decoder": [],
                         "settings": {"repeats": repeats, "cap": cap, "quick": quick}}
         self.last = time.monotonic()
         self.rate = None  # seconds per multiply-add of the last shape, with its overheads
@@ -91,6 +91,9 @@ class Collector:
         elif kind == "stream":
             self.results["stream"].append(record)
             self.progress.note("stream: W = %d measured" % record["W"])
+        elif kind == "decoder":
+            self.results["decoder"].append(record)
+            self.progress.note("decoder: context %d measured" % record["C"])
         elif kind in ("iris", "iris_train"):
             self.results["iris"].append(dict(record, kind=kind))
             self.progress.note("Iris model: %s measured" % (

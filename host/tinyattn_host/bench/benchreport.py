@@ -180,6 +180,7 @@ def section(results, plot_name):
                          _ratio(r["float_fwd"], r["int8_fwd"])))
     out += table(("what", "batch", "float ms", "int8 ms", "float / int8"), iris)
     out += stream_table(results.get("stream", []))
+    out += decoder_table(results.get("decoder", []))
     out += ["![time and heap against S](%s)" % plot_name, ""]
     return "\n".join(out)
 
@@ -207,6 +208,32 @@ def stream_table(rows):
                    r.get("float_held", "-"), r.get("int8_held", "-"))
                   for r in sorted(rows, key=lambda r: r["W"])])
     return out
+
+
+def decoder_table(rows):
+    """A language model's cost per token with the cache against a full forward of the
+    context (the device's bench/decoder.py), as lines; none when none was measured."""
+    if not rows:
+        return []
+    c = rows[0]["config"]
+    block = c[1]
+    out = ["### Language model: one token with the key/value cache against a full causal "
+           "forward of the context (ms, float)", "",
+           "Embedding(%d, %d), %d DecoderBlock(dim %d, %d heads, %d key/value heads, hidden "
+           "%d), RMSNorm, Classifier (llama2.c's stories260K shape, seeded weights): the "
+           "token at position C with C - 1 cached (`tinyattn.generate`'s step) against "
+           "`model.logits` of the C tokens; tokens/s = 1000 / token ms." % (
+               c[0][1], c[0][2], len(c) - 3, block[1], block[2], block[3], block[4]), ""]
+    out += table(("C", "token ms", "tokens/s", "full ms", "full / token"),
+                 [(r["C"], _ms(r["float_token"]),
+                   "%.1f" % (1000.0 / r["float_token"]) if _number(r["float_token"]) else "-",
+                   _ms(r["float_full"]), _ratio(r["float_full"], r["float_token"]))
+                  for r in sorted(rows, key=lambda r: r["C"])])
+    return out
+
+
+def _number(value):
+    return isinstance(value, (int, float)) and value > 0
 
 
 def write(results, doc):

@@ -6,7 +6,7 @@ Float parameters are a dict named as on the device: "<layer index>.<name>", e.g.
 "3.Wq". The int8 model is the device's QSequential description()["layers"] and its arrays.
 """
 
-from . import attention, encoder, layers  # noqa: F401  (they declare their kinds)
+from . import attention, decoder, encoder, layers  # noqa: F401  (they declare their kinds)
 from .kinds import KINDS, kind, layer_params, takes_mask
 
 
