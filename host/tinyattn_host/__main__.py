@@ -1,4 +1,4 @@
-"""python -m tinyattn_host <command>: every host command, in one table (as mpremote's).
+"""python -m tinyattn_host <command>, or tinyattn <command>: every host command, one table.
 
     .venv/bin/python -m tinyattn_host --help            # the commands
     .venv/bin/python -m tinyattn_host <command> --help  # one command's options
@@ -9,6 +9,7 @@ command runs; cli.run turns its errors into one line and an exit status (errors.
 
 import importlib
 import sys
+from pathlib import Path
 
 from . import cli
 from .board.ports import PORT_HELP
@@ -199,7 +200,11 @@ COMMANDS = {
 
 def parser():
     """The argument parser of every command."""
-    top = cli.ArgumentParser(prog="python -m tinyattn_host", description=__doc__.split("\n")[0])
+    from . import __version__
+
+    prog = "tinyattn" if Path(sys.argv[0]).name == "tinyattn" else "python -m tinyattn_host"
+    top = cli.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
+    top.add_argument("--version", action="version", version=f"tinyattn {__version__}")
     commands = top.add_subparsers(dest="command", required=True, metavar="command",
                                   parser_class=cli.ArgumentParser)
     for name, (help_text, arguments, _) in COMMANDS.items():

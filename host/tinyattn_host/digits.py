@@ -12,9 +12,9 @@ import numpy as np
 from .reference.training import Adam, accuracy, split_indices, train
 from .device_modules import device_module
 from .interop.statedict import param_shapes
-from .virtual.unixport import ROOT
+from .locations import DATA_DIR
 
-DIGITS_CSV = ROOT / "data" / "digits.csv"
+DIGITS_CSV = DATA_DIR / "digits.csv"
 TEST_RATIO = 0.2
 
 

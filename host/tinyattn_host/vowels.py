@@ -13,11 +13,11 @@ from .digits import init_params
 from .reference.training import Adam, accuracy, train
 from .sequences import frame_statistics, load_ts, padding_mask, standardize
 from .device_modules import device_module
-from .virtual.unixport import ROOT
+from .locations import DATA_DIR
 
 DEVICE = device_module("datasets/vowels")
 VOWELS_CONFIG = DEVICE.VOWELS_CONFIG  # one definition: the device's
-VOWELS_DIR = ROOT / "data" / "japanese_vowels"
+VOWELS_DIR = DATA_DIR / "japanese_vowels"
 
 
 def load_vowels(folder=VOWELS_DIR):

@@ -1,7 +1,7 @@
-"""`make bench`: speed and memory measured on the device, rendered here as docs/performance.md.
+"""`make bench`: speed and memory measured on the device, rendered here as a page (--doc).
 
     .venv/bin/python -m tinyattn_host bench [--port P] [--out build/bench] [--quick]
-                      [--doc docs/performance.md] [--repeats N] [--cap S] [--heap 256k]
+                      [--doc build/bench/performance.md] [--repeats N] [--cap S] [--heap 256k]
 
 The device side is the tinyattn-bench mip package (the folder tinyattn/bench/: __init__.py, fit.py,
 plan.py, stream.py, timing.py): it prints each result as one JSON line as it measures. With a port,
@@ -9,7 +9,8 @@ plan.py, stream.py, timing.py): it prints each result as one JSON line as it mea
 Without one, on the MicroPython unix port ($MICROPYTHON, else the one installed here; the ulab
 stand-in when it has no ulab), with the package compiled to .mpy as `make deploy` ships it:
 the times in one process; the largest S by a fresh interpreter for every S tried, started
-with `-X heapsize=<--heap>`; the smallest heap for a few S, by bisection over -X heapsize. Writes bench.json to --out and the tables and plot to --doc.
+with `-X heapsize=<--heap>`; the smallest heap for a few S, by bisection over -X heapsize. Writes bench.json to --out and the tables and plot to --doc
+(build/bench/performance.md; `make docs-figures` writes docs/performance.md).
 """
 
 import json
@@ -29,7 +30,7 @@ from ..checks.progress import Progress
 from ..device_modules import device_module
 
 DEFAULT_OUT = Path("build") / "bench"
-DEFAULT_DOC = unixport.ROOT / "docs" / "performance.md"
+DEFAULT_DOC = DEFAULT_OUT / "performance.md"  # docs/performance.md: make docs-figures
 TIMING_HEAP = "16m"
 SILENCE = 600  # seconds the board may print nothing (one measurement) before it is given up
 
