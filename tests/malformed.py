@@ -128,6 +128,7 @@ class Fuzz:
         kind, head, arrays, error = self.pick([
             (P.FORWARD, {"attention": "yes"}, {"x": self.rows()}, "BAD_VALUE"),
             (P.FORWARD, {"atention": True}, {"x": self.rows()}, "BAD_VALUE"),
+            (P.FORWARD, {"int8": self.pick(["yes", 1, None])}, {"x": self.rows()}, "BAD_VALUE"),
             (P.HELLO, {"please": 1}, {}, "BAD_VALUE"),
             (P.STATUS, {}, {"x": self.rows()}, "BAD_PAYLOAD"),
             (P.GET_WEIGHTS, {"all": True}, {}, "BAD_VALUE"),

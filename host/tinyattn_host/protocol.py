@@ -156,6 +156,8 @@ class Link:
         self.chunk = CHUNK
         self.max_message = wire.MAX_MESSAGE
         self.float_bytes = 4  # bytes of the device's float (HELLO tells)
+        self.info = {}  # HELLO's reply
+        self.free = None  # the heap bytes free after the last LOAD_MODEL (its reply tells)
         self.progress = None
         self.seq = 0
         self._buffer = bytearray()
@@ -203,12 +205,6 @@ class Link:
                 continue
             del buf[:HEADER + length]
             return parsed
-
-    def drain(self):
-        """Forget buffered bytes and whatever the port holds."""
-        self._buffer.clear()
-        if hasattr(self.port, "reset_input_buffer"):
-            self.port.reset_input_buffer()
 
     # -- messages --
     def next_seq(self):
@@ -285,13 +281,62 @@ class Link:
         self.chunk = head.get("chunk", CHUNK)
         self.max_message = head.get("max_message", wire.MAX_MESSAGE)
         self.float_bytes = head.get("float") or 4  # ulab's float: 4 bytes, 8 on a double build
+        self.info = head
         return head
 
     def status(self):
         return self.request(STATUS)[0]
 
+    # -- the typed requests (docs/protocol.md, "Messages"): each returns the reply --
+    def load_model(self, config, params):
+        """A Sequential of `config` with `params` (name -> float array); the reply's head:
+        `params`, the `config` the device built, the heap bytes `free` after loading."""
+        head, _ = self.request(LOAD_MODEL, {"config": config}, params)
+        self.free = head.get("free")
+        return head
+
+    def forward(self, x, mask=None, attention=False, int8=False, timeout=None):
+        """(head, arrays) of FORWARD: `logits` (and `attention` when asked); with int8, the
+        int8 model's output for the same rows too (`xq` as the device quantized x, `y`)."""
+        head = {"attention": True} if attention else {}
+        if int8:
+            head["int8"] = True
+        return self.request(FORWARD, head, _with_mask({"x": x}, mask), timeout)
+
+    def forward_int8(self, xq, mask=None, timeout=None):
+        """(head, arrays) of FORWARD_INT8: `y` (head `rows`, `cols`) for int8 input xq."""
+        return self.request(FORWARD_INT8, {}, _with_mask({"x": xq}, mask), timeout)
+
+    def quantize(self, rows, mask=None, timeout=None):
+        """(head, arrays) of QUANTIZE calibrated on `rows`: the int8 model's description."""
+        return self.request(QUANTIZE, {}, _with_mask({"x": rows}, mask), timeout)
+
+    def load_qmodel(self, head, arrays):
+        """(head, arrays) of LOAD_QMODEL: an int8 model as QUANTIZE replies it."""
+        return self.request(LOAD_QMODEL, {"layers": head["layers"]}, arrays)
+
+    def train_step(self, x, labels, optimizer="sgd", lr=0.01):
+        """The head of TRAIN_STEP's reply (`loss`, `us`): one step on rows x, int labels."""
+        return self.request(TRAIN_STEP, {"optimizer": optimizer, "lr": lr},
+                            {"x": x, "labels": np.asarray(labels).astype(np.int32)})[0]
+
+    def get_weights(self):
+        """(config, parameters) of the loaded model."""
+        head, arrays = self.request(GET_WEIGHTS)
+        return head["config"], arrays
+
+    def stream(self, x, window, reset=False):
+        """(head, arrays) of STREAM: the output for one more token x (1, features)."""
+        return self.request(STREAM, {"window": window, "reset": reset}, {"x": x})
+
     def exit(self, timeout=5.0):
         self.request_raw(EXIT, b"", timeout)
+
+
+def _with_mask(arrays, mask):
+    if mask is not None:
+        arrays["mask"] = mask
+    return arrays
 
 
 def _name(kind):

@@ -128,7 +128,8 @@ def test_an_int8_model_sent_back_with_load_qmodel_runs_bit_for_bit(board):
     """QUANTIZE's reply (layers and arrays) is what LOAD_QMODEL takes: the Iris model and the
     digits encoder model, each loaded over another int8 model, answer as the reference."""
     from tinyattn_host.digits import DIGITS_CONFIG, init_params
-    from tinyattn_host.checks.run_check import in_scale, iris, quantize_input, random_model
+    from tinyattn_host.checks.int8_io import in_scale, quantize_input
+    from tinyattn_host.checks.run_check import iris, random_model
     from tinyattn_host.reference.sequential import int8_forward, int8_layers
 
     link = board.start_link()

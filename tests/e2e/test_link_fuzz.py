@@ -21,8 +21,9 @@ from malformed import Fuzz
 from tinyattn_host import protocol as P
 from tinyattn_host.virtual import unixport
 from tinyattn_host.board.board import Board
-from tinyattn_host.checks.run_check import (FLOAT_TOLERANCE, IRIS_CONFIG, in_scale, iris,
-                                            quantize_input, random_model, reference_qlayers)
+from tinyattn_host.checks.int8_io import in_scale, quantize_input
+from tinyattn_host.checks.run_check import (FLOAT_TOLERANCE, IRIS_CONFIG, iris, random_model,
+                                            reference_qlayers)
 from tinyattn_host.reference.sequential import int8_forward, sequential_forward
 from tinyattn_host.virtual.unixport_process import has_raw_repl
 

@@ -15,7 +15,7 @@ from heap_budget import board_heap
 from tinyattn_host import modelfile, protocol as P
 from tinyattn_host.board.board import Board
 from tinyattn_host.checks.heap_fit import board_word_bits, rows_that_fit
-from tinyattn_host.checks.run_check import in_scale, quantize_input
+from tinyattn_host.checks.int8_io import in_scale, quantize_input
 from tinyattn_host.digits import DIGITS_CONFIG, init_params, load_digits
 from tinyattn_host.interop.statedict import import_npz, read_description
 from tinyattn_host.reference.sequential import int8_forward, int8_layers

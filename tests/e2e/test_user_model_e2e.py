@@ -163,7 +163,7 @@ def _error(link, seq):
 def test_an_int8_model_and_a_calibration_batch_over_one_message(psram_board):
     """QUANTIZE with a 67 KB calibration batch, and LOAD_QMODEL of a 70 KB int8 model (each
     in parts): the integer outputs are the reference's, bit for bit."""
-    from tinyattn_host.checks.run_check import in_scale, quantize_input
+    from tinyattn_host.checks.int8_io import in_scale, quantize_input
     from tinyattn_host.reference.sequential import int8_forward, int8_layers
 
     rng = np.random.default_rng(11)

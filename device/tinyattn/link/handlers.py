@@ -108,16 +108,20 @@ def load_model(session, head, arrays):
     gc.collect()
     session.model = build_model(config,
                                 lambda name, param: matrix(arrays, name, param.shape, param))
-    return {"params": session.model.num_params()}, ()
+    gc.collect()
+    return {"params": session.model.num_params(), "config": session.model.config(),
+            "free": gc.mem_free()}, ()
 
 
 def forward(session, head, arrays):
     """Logits of a batch (with its padding mask, array "mask" (B, S), when given); the first
-    attention layer's weights when asked."""
-    only(head, ("attention",))
+    attention layer's weights when asked; with "int8", the int8 model's output for the same
+    batch too, x quantized here with its input scale (as QSequential.forward does)."""
+    only(head, ("attention", "int8"))
     maps = field(head, "attention", "bool", False)
     mask = _mask(arrays)
     model = need_model(session)
+    qmodel = need_qmodel(session) if field(head, "int8", "bool", False) else None
     x = matrix(arrays, "x")
     attention = _attention_layer(model) if maps else None
     if attention is not None:
@@ -129,7 +133,29 @@ def forward(session, head, arrays):
     if attention is not None:
         out.append(("attention", attention.A_cache))
         attention.keep_weights = False
-    return {"us": took}, out
+    if qmodel is None:
+        return {"us": took}, out
+    logits = None
+    reply, more = _int8_forward(session, qmodel, x, mask)
+    reply["us"] = took
+    return reply, out + more
+
+
+def _int8_forward(session, qmodel, x, mask):
+    """FORWARD's int8 part: x quantized into the session's buffer, the integer layers run;
+    the reply's head (scales, shape, time) and arrays (xq as quantized, y)."""
+    from ..int8.numbers import quantize_tensor
+
+    keep = _keep(mask)
+    rows, cols = x.shape
+    reuse = session.xq if session.xq is not None and len(session.xq) == rows * cols else None
+    session.xq = xq = quantize_tensor(x, qmodel.in_scale, out=reuse)
+    start = time.ticks_us()
+    y, out_rows, out_cols = qmodel.forward_int(xq, rows, cols, keep=keep)
+    took = time.ticks_diff(time.ticks_us(), start)
+    return ({"int8_us": took, "rows": out_rows, "cols": out_cols,
+             "in_scale": qmodel.in_scale, "out_scale": qmodel.layers[-1].out_scale()},
+            [("xq", xq, "b", (rows, cols)), ("y", y, qmodel.out_code(), (out_rows, out_cols))])
 
 
 def train_step(session, head, arrays):
@@ -231,14 +257,7 @@ def forward_int8(session, head, arrays):
     mask = _mask(arrays)
     qmodel = need_qmodel(session)
     rows, cols = _shape(arrays, "x", None, 2)
-    keep = None
-    if mask is not None:
-        from ..int8.attention import keep_bytes
-        from ..nn.pooling_masks import require_mask
-
-        B, S = mask.shape
-        require_mask(mask, B, S)
-        keep = keep_bytes(mask, B * S, S)
+    keep = _keep(mask)
     session.xq, _, _ = integers(arrays, "x", "b", session.xq)
     start = time.ticks_us()
     y, rows, cols = qmodel.forward_int(session.xq, rows, cols, keep=keep)
@@ -285,6 +304,18 @@ def _mask(arrays):
         return None
     expect(arrays, ("x", "mask"))
     return matrix(arrays, "mask")
+
+
+def _keep(mask):
+    """The B*S bytes of a float padding mask (B, S) the int8 layers take, checked; or None."""
+    if mask is None:
+        return None
+    from ..int8.attention import keep_bytes
+    from ..nn.pooling_masks import require_mask
+
+    B, S = mask.shape
+    require_mask(mask, B, S)
+    return keep_bytes(mask, B * S, S)
 
 
 def _shape(arrays, name, shape, ndim=None):
