@@ -25,7 +25,7 @@ wire = device_module("link/wire")  # the device's own table of the wire and file
 MAGIC, HEADER, CHUNK, MORE, PROTOCOL, REPLY = (wire.MAGIC, wire.HEADER, wire.CHUNK, wire.MORE,
                                                wire.PROTOCOL, wire.REPLY)
 HELLO, STATUS, EXIT, ACK, ERROR = wire.HELLO, wire.STATUS, wire.EXIT, wire.ACK, wire.ERROR
-TRANSFER, PART = wire.TRANSFER, wire.PART
+TRANSFER, PART, RECORD, RUN = wire.TRANSFER, wire.PART, wire.RECORD, wire.RUN
 PROGRESS_EVERY = 64  # PART frames between progress calls
 # How long a request waits for its reply: it bounds a failure only (a 40-row digits batch on
 # the ulab stand-in takes over 20 s on a loaded 2-core machine; a board answers in ms).
@@ -263,18 +263,25 @@ class Link:
 
     def expect_reply(self, kind, seq, timeout=None):
         """The payload of message `kind` with `seq`, joined from its frames."""
-        payload = bytearray()
+        return self.next_message((kind,), seq, timeout)[1]
+
+    def next_message(self, kinds, seq, timeout=None):
+        """(type, payload) of the next message with `seq`, one of `kinds`, joined from its
+        frames; DeviceError on an error frame. `timeout` bounds the wait for each frame."""
+        payload, kind = bytearray(), None
         while True:
             got, flags, got_seq, part = self.read_frame(timeout)
             if got_seq != seq:
                 continue  # a late answer to an earlier request
             if got == ERROR:
                 raise DeviceError(part[0] if part else 0, part[1:].decode(errors="replace"))
-            if got != kind:
-                raise ProtocolError("expected %s, got %s" % (_name(kind), _name(got)))
+            if got not in kinds or kind not in (None, got):
+                raise ProtocolError("expected %s, got %s"
+                                    % (" or ".join(map(_name, kinds)), _name(got)))
+            kind = got
             payload += part
             if not flags & MORE:
-                return bytes(payload)
+                return kind, bytes(payload)
 
     def hello(self):
         head, _ = self.request(HELLO)
@@ -324,6 +331,23 @@ class Link:
         """(config, parameters) of the loaded model."""
         head, arrays = self.request(GET_WEIGHTS)
         return head["config"], arrays
+
+    def run(self, module, function, on_record, kwargs=None, timeout=None):
+        """RUN: tinyattn.<module>.<function>(emit=..., **kwargs) on the device, on_record(dict)
+        for each record it emits, as it comes; returns the reply's head (`records`).
+        `timeout` bounds the silence between two records, not the whole run."""
+        head = {"module": module, "function": function, "kwargs": kwargs or {}}
+        seq = self.next_seq()
+        parts = frames(RUN, seq, encode(head), self.chunk)
+        for i, part in enumerate(parts):
+            self.send_bytes(part)
+            if i < len(parts) - 1:
+                self.expect_reply(ACK, seq, timeout)
+        while True:
+            kind, payload = self.next_message((RECORD, RUN | REPLY), seq, timeout)
+            if kind == RUN | REPLY:
+                return decode(payload)[0]
+            on_record(decode(payload)[0])
 
     def stream(self, x, window, reset=False):
         """(head, arrays) of STREAM: the output for one more token x (1, features)."""

@@ -13,11 +13,12 @@ import time
 from .. import __version__
 from .framing import LinkError
 from .records import expect, field, integers, matrix, only, require_finite
+from .run import run
 from .timing import median
 from .wire import (ATTENTION, BAD_VALUE, BENCH, BENCH_BUDGET_MS, CHUNK, FORWARD, FORWARD_INT8,
                    GET_WEIGHTS, HELLO, LOAD_MODEL, LOAD_QMODEL, MAX_HEAD, MAX_MESSAGE,
                    MAX_REPEAT, MAX_SCORES, MAX_SEQ_LEN, NO_MODEL, PROTOCOL, QUANTIZE, STATUS,
-                   STREAM, TRAIN_STEP)
+                   RUN, STREAM, TRAIN_STEP)
 
 
 def need_model(session):
@@ -291,7 +292,7 @@ HANDLERS = {
     HELLO: hello, STATUS: status, ATTENTION: attention, LOAD_MODEL: load_model,
     FORWARD: forward, TRAIN_STEP: train_step, GET_WEIGHTS: get_weights, BENCH: bench,
     QUANTIZE: quantize, LOAD_QMODEL: load_qmodel, FORWARD_INT8: forward_int8,
-    STREAM: stream,
+    STREAM: stream, RUN: run,
 }
 """The messages a request may be (TRANSFER, which carries one of them, is server.py's: the
 transfer looks its message up here, so this module does not import it)."""

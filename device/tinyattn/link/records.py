@@ -192,8 +192,8 @@ def _array(arrays, name, codes):
 
 # ---- head fields ---------------------------------------------------------------------------
 def field(head, name, kind, default=REQUIRED, low=None, high=None):
-    """Head field `name`: kind "int" (in low..high), "bool", "number" (finite), "str" or
-    "list"; `default` when absent (BAD_VALUE naming the field when required)."""
+    """Head field `name`: kind "int" (in low..high), "bool", "number" (finite), "str",
+    "list" or "dict"; `default` when absent (BAD_VALUE naming the field when required)."""
     if name not in head:
         if default is REQUIRED:
             raise LinkError(BAD_VALUE, "head field %r is missing" % name)
@@ -209,6 +209,8 @@ def field(head, name, kind, default=REQUIRED, low=None, high=None):
         ok, wanted = isinstance(value, bool), "true or false"
     elif kind == "str":
         ok, wanted = isinstance(value, str), "a string"
+    elif kind == "dict":
+        ok, wanted = isinstance(value, dict), "an object"
     else:
         ok, wanted = isinstance(value, list), "a list"
     if not ok:
