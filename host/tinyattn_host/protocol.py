@@ -20,6 +20,7 @@ import numpy as np
 from . import errors
 from .device_modules import device_module
 from .errors import BoardError
+from .link_requests import Requests
 
 wire = device_module("link/wire")  # the device's own table of the wire and file constants
 MAGIC, HEADER, CHUNK, MORE, PROTOCOL, REPLY = (wire.MAGIC, wire.HEADER, wire.CHUNK, wire.MORE,
@@ -44,8 +45,9 @@ class ProtocolError(BoardError):
     """The bytes from the device are not a good frame or record."""
 
 
-class DeviceError(errors.DeviceError):
-    """The device answered with an error frame: `code`, its `name` and the `message`."""
+class ErrorReply(errors.DeviceError):
+    """The device answered with an error frame: `code`, its `name` and the `message` (an
+    errors.DeviceError: the host's one class of the device's failures)."""
 
     def __init__(self, code, message):
         self.code = code
@@ -141,10 +143,10 @@ def decode(payload):
 
 
 # ---- the link ----------------------------------------------------------------------------
-class Link:
+class Link(Requests):
     """Requests to `tinyattn.link.serve()` over a pyserial-like port (read, write, in_waiting).
 
-    `request(kind, head, arrays)` returns the reply (head, arrays) or raises DeviceError;
+    `request(kind, head, arrays)` returns the reply (head, arrays) or raises ErrorReply;
     a request over the device's `max_message` (HELLO tells; MAX_MESSAGE until then) goes in
     parts (request_in_parts), with `progress(done, total)` called as it goes when set.
     `chunk` is the device's largest frame payload (HELLO tells; CHUNK until then).
@@ -212,12 +214,12 @@ class Link:
         return self.seq
 
     def request(self, kind, head=None, arrays=(), timeout=None):
-        """Send a request, return the reply's (head, arrays); DeviceError on an error frame."""
+        """Send a request, return the reply's (head, arrays); ErrorReply on an error frame."""
         payload = encode(head, arrays)
         if len(payload) <= self.max_message:
             try:
                 return decode(self.request_raw(kind, payload, timeout))
-            except DeviceError as err:  # the device's free heap shrank since HELLO
+            except ErrorReply as err:  # the device's free heap shrank since HELLO
                 if err.name != "TOO_BIG":
                     raise
         return decode(self.request_in_parts(kind, payload, timeout))
@@ -267,14 +269,14 @@ class Link:
 
     def next_message(self, kinds, seq, timeout=None):
         """(type, payload) of the next message with `seq`, one of `kinds`, joined from its
-        frames; DeviceError on an error frame. `timeout` bounds the wait for each frame."""
+        frames; ErrorReply on an error frame. `timeout` bounds the wait for each frame."""
         payload, kind = bytearray(), None
         while True:
             got, flags, got_seq, part = self.read_frame(timeout)
             if got_seq != seq:
                 continue  # a late answer to an earlier request
             if got == ERROR:
-                raise DeviceError(part[0] if part else 0, part[1:].decode(errors="replace"))
+                raise ErrorReply(part[0] if part else 0, part[1:].decode(errors="replace"))
             if got not in kinds or kind not in (None, got):
                 raise ProtocolError("expected %s, got %s"
                                     % (" or ".join(map(_name, kinds)), _name(got)))
@@ -294,44 +296,6 @@ class Link:
     def status(self):
         return self.request(STATUS)[0]
 
-    # -- the typed requests (docs/protocol.md, "Messages"): each returns the reply --
-    def load_model(self, config, params):
-        """A Sequential of `config` with `params` (name -> float array); the reply's head:
-        `params`, the `config` the device built, the heap bytes `free` after loading."""
-        head, _ = self.request(LOAD_MODEL, {"config": config}, params)
-        self.free = head.get("free")
-        return head
-
-    def forward(self, x, mask=None, attention=False, int8=False, timeout=None):
-        """(head, arrays) of FORWARD: `logits` (and `attention` when asked); with int8, the
-        int8 model's output for the same rows too (`xq` as the device quantized x, `y`)."""
-        head = {"attention": True} if attention else {}
-        if int8:
-            head["int8"] = True
-        return self.request(FORWARD, head, _with_mask({"x": x}, mask), timeout)
-
-    def forward_int8(self, xq, mask=None, timeout=None):
-        """(head, arrays) of FORWARD_INT8: `y` (head `rows`, `cols`) for int8 input xq."""
-        return self.request(FORWARD_INT8, {}, _with_mask({"x": xq}, mask), timeout)
-
-    def quantize(self, rows, mask=None, timeout=None):
-        """(head, arrays) of QUANTIZE calibrated on `rows`: the int8 model's description."""
-        return self.request(QUANTIZE, {}, _with_mask({"x": rows}, mask), timeout)
-
-    def load_qmodel(self, head, arrays):
-        """(head, arrays) of LOAD_QMODEL: an int8 model as QUANTIZE replies it."""
-        return self.request(LOAD_QMODEL, {"layers": head["layers"]}, arrays)
-
-    def train_step(self, x, labels, optimizer="sgd", lr=0.01):
-        """The head of TRAIN_STEP's reply (`loss`, `us`): one step on rows x, int labels."""
-        return self.request(TRAIN_STEP, {"optimizer": optimizer, "lr": lr},
-                            {"x": x, "labels": np.asarray(labels).astype(np.int32)})[0]
-
-    def get_weights(self):
-        """(config, parameters) of the loaded model."""
-        head, arrays = self.request(GET_WEIGHTS)
-        return head["config"], arrays
-
     def run(self, module, function, on_record, kwargs=None, timeout=None):
         """RUN: tinyattn.<module>.<function>(emit=..., **kwargs) on the device, on_record(dict)
         for each record it emits, as it comes; returns the reply's head (`records`).
@@ -349,18 +313,8 @@ class Link:
                 return decode(payload)[0]
             on_record(decode(payload)[0])
 
-    def stream(self, x, window, reset=False):
-        """(head, arrays) of STREAM: the output for one more token x (1, features)."""
-        return self.request(STREAM, {"window": window, "reset": reset}, {"x": x})
-
     def exit(self, timeout=5.0):
         self.request_raw(EXIT, b"", timeout)
-
-
-def _with_mask(arrays, mask):
-    if mask is not None:
-        arrays["mask"] = mask
-    return arrays
 
 
 def _name(kind):

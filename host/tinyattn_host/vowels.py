@@ -1,5 +1,5 @@
 """Japanese vowels on the host: the .ts files, standardised with the train set's statistics,
-and the model of device/tinyattn/vowels.py trained by the NumPy reference (seeded).
+and the model of device/tinyattn/datasets/vowels.py trained by the NumPy reference (seeded).
 
 `python -m tinyattn_host vowels [--seed N] [--report DIR] [--causal] [--save FILE]` prints
 such a run, with --report writes vowels.json and vowels_training.png, with --save the model

@@ -48,7 +48,7 @@ def test_the_bench_streams_its_records_through_the_link(link):
     ({"module": "bench", "function": "run", "please": 1}, "unknown head field 'please'"),
 ])
 def test_a_bad_run_is_one_error_and_the_link_goes_on(link, head, says):
-    with pytest.raises(P.DeviceError, match=says) as raised:
+    with pytest.raises(P.ErrorReply, match=says) as raised:
         link.request(P.RUN, head)
     assert raised.value.name == "BAD_VALUE"
     assert link.hello()["protocol"] == P.PROTOCOL

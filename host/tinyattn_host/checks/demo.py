@@ -37,7 +37,7 @@ def run_demo(board, epochs=100, out=sys.stdout):
         link.run("iris_demo", "records", on_record, {"epochs": epochs}, timeout=SILENCE)
     except protocol.LinkTimeout as err:
         raise BoardError("the demo did not finish on %s: %s" % (board.port, err)) from None
-    except protocol.DeviceError as err:
+    except protocol.ErrorReply as err:
         raise BoardError("the demo failed on the device: %s" % err.message) from None
     return history
 

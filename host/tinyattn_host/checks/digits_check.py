@@ -1,6 +1,6 @@
 """The digits part of `make run`: the encoder model on the board, every answer checked.
 
-A digits model (device/tinyattn/digits.py DIGITS_CONFIG) trained briefly on the host is
+A digits model (device/tinyattn/datasets/digits.py DIGITS_CONFIG) trained briefly on the host is
 loaded on the device; the test rows go over the link in batches and each batch's logits are
 compared with the float64 reference (relative error: max |device - reference| over
 max(1, max |reference|)); then a few SGD steps on the device and on the reference, the

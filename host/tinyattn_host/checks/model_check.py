@@ -84,7 +84,7 @@ def check_model(link, model_path, X, batch_size=16, out=print, expect=None, prog
     started = time.monotonic()
     try:
         link.request(protocol.LOAD_MODEL, {"config": config}, params)
-    except protocol.DeviceError as err:
+    except protocol.ErrorReply as err:
         if err.name != "NO_MEMORY":
             raise
         raise DoesNotFit(does_not_fit % "it ran out of memory loading it (the free heap is "

@@ -13,7 +13,7 @@ IRIS_CONFIG = device_module("datasets/iris").CONFIG
 
 
 def write_report(directory, summary, samples):
-    """summary.json with every figure, and the PNG plots (tinyattn_host.plots) of each model:
+    """summary.json with every figure, and the PNG plots (tinyattn_host.checks.plots) of each model:
     attention maps, error histogram, relative error; the trained model's training curve."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
