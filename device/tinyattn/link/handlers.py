@@ -12,7 +12,9 @@ import time
 
 from .. import __version__
 from .framing import LinkError
-from .records import expect, field, integers, matrix, only, require_finite
+from .records import (expect, field, integers, matrix, mask_of, only, require_finite,
+                      shape_of)
+from .handlers_int8 import forward_int8, int8_forward, load_qmodel, need_qmodel
 from .run import run
 from .timing import median
 from .wire import (ATTENTION, BAD_VALUE, BENCH, BENCH_BUDGET_MS, CHUNK, FORWARD, FORWARD_INT8,
@@ -25,12 +27,6 @@ def need_model(session):
     if session.model is None:
         raise LinkError(NO_MODEL, "no model loaded: send LOAD_MODEL first")
     return session.model
-
-
-def need_qmodel(session):
-    if session.qmodel is None:
-        raise LinkError(NO_MODEL, "no int8 model: send QUANTIZE or LOAD_QMODEL first")
-    return session.qmodel
 
 
 def hello(session, head, arrays):
@@ -73,8 +69,8 @@ def attention(session, head, arrays):
     names = ["W" + n for n in "qkvo"] + (["b" + n for n in "qkvo"] if bias else [])
     expect(arrays, names + ["x"])
     for name in names:  # before the layer is made: E is as large as the bytes sent
-        _shape(arrays, name, (E, E) if name[0] == "W" else (E,))
-    rows, cols = _shape(arrays, "x", None, 2)
+        shape_of(arrays, name, (E, E) if name[0] == "W" else (E,))
+    rows, cols = shape_of(arrays, "x", None, 2)
     if cols != E or rows % S or rows * H * S > MAX_SCORES:
         raise LinkError(BAD_VALUE, "x must be (B*S, E) = (B*%d, %d) with B*H*S*S at most "
                         "%d, got %r" % (S, E, MAX_SCORES, (rows, cols)))
@@ -120,7 +116,7 @@ def forward(session, head, arrays):
     batch too, x quantized here with its input scale (as QSequential.forward does)."""
     only(head, ("attention", "int8"))
     maps = field(head, "attention", "bool", False)
-    mask = _mask(arrays)
+    mask = mask_of(arrays)
     model = need_model(session)
     qmodel = need_qmodel(session) if field(head, "int8", "bool", False) else None
     x = matrix(arrays, "x")
@@ -137,26 +133,9 @@ def forward(session, head, arrays):
     if qmodel is None:
         return {"us": took}, out
     logits = None
-    reply, more = _int8_forward(session, qmodel, x, mask)
+    reply, more = int8_forward(session, qmodel, x, mask)
     reply["us"] = took
     return reply, out + more
-
-
-def _int8_forward(session, qmodel, x, mask):
-    """FORWARD's int8 part: x quantized into the session's buffer, the integer layers run;
-    the reply's head (scales, shape, time) and arrays (xq as quantized, y)."""
-    from ..int8.numbers import quantize_tensor
-
-    keep = _keep(mask)
-    rows, cols = x.shape
-    reuse = session.xq if session.xq is not None and len(session.xq) == rows * cols else None
-    session.xq = xq = quantize_tensor(x, qmodel.in_scale, out=reuse)
-    start = time.ticks_us()
-    y, out_rows, out_cols = qmodel.forward_int(xq, rows, cols, keep=keep)
-    took = time.ticks_diff(time.ticks_us(), start)
-    return ({"int8_us": took, "rows": out_rows, "cols": out_cols,
-             "in_scale": qmodel.in_scale, "out_scale": qmodel.layers[-1].out_scale()},
-            [("xq", xq, "b", (rows, cols)), ("y", y, qmodel.out_code(), (out_rows, out_cols))])
 
 
 def train_step(session, head, arrays):
@@ -230,40 +209,10 @@ def quantize(session, head, arrays):
     from ..int8.convert import quantize
 
     only(head, ())
-    mask = _mask(arrays)
+    mask = mask_of(arrays)
     model = need_model(session)
     session.qmodel = quantize(model, matrix(arrays, "x"), mask=mask)
     return session.qmodel.description(), session.qmodel.named_arrays()
-
-
-def load_qmodel(session, head, arrays):
-    """An int8 model from its layer descriptions and integer arrays (as QUANTIZE replies)."""
-    from ..int8.spec import qmodel_from
-
-    only(head, ("layers",))
-    layers = field(head, "layers", "list")
-    buffers = {}
-    for name in arrays:
-        buffers[name] = integers(arrays, name)
-    session.qmodel = qmodel_from(layers, buffers)
-    return session.qmodel.description(), session.qmodel.named_arrays()
-
-
-def forward_int8(session, head, arrays):
-    """The int8 model's integer output (int8, or int32 accumulators) for int8 input x.
-
-    x goes into the session's input buffer, the same one while its size stays, so the model
-    is planned once per batch shape (QSequential.forward_int plans for a new buffer)."""
-    only(head, ())
-    mask = _mask(arrays)
-    qmodel = need_qmodel(session)
-    rows, cols = _shape(arrays, "x", None, 2)
-    keep = _keep(mask)
-    session.xq, _, _ = integers(arrays, "x", "b", session.xq)
-    start = time.ticks_us()
-    y, rows, cols = qmodel.forward_int(session.xq, rows, cols, keep=keep)
-    took = time.ticks_diff(time.ticks_us(), start)
-    return {"rows": rows, "cols": cols, "us": took}, [("y", y, qmodel.out_code(), (rows, cols))]
 
 
 def stream(session, head, arrays):
@@ -296,36 +245,6 @@ HANDLERS = {
 }
 """The messages a request may be (TRANSFER, which carries one of them, is server.py's: the
 transfer looks its message up here, so this module does not import it)."""
-
-
-def _mask(arrays):
-    """The request's arrays are x, and "mask" when it has one: its float (B, S) or None."""
-    if "mask" not in arrays:
-        expect(arrays, ("x",))
-        return None
-    expect(arrays, ("x", "mask"))
-    return matrix(arrays, "mask")
-
-
-def _keep(mask):
-    """The B*S bytes of a float padding mask (B, S) the int8 layers take, checked; or None."""
-    if mask is None:
-        return None
-    from ..int8.attention import keep_bytes
-    from ..nn.pooling_masks import require_mask
-
-    B, S = mask.shape
-    require_mask(mask, B, S)
-    return keep_bytes(mask, B * S, S)
-
-
-def _shape(arrays, name, shape, ndim=None):
-    """The shape of array `name`, checked against `shape` (or its number of dimensions)."""
-    got = arrays[name][1]
-    if (shape is not None and got != shape) or (ndim is not None and len(got) != ndim):
-        raise LinkError(BAD_VALUE, "array %s must have shape %s, got %r"
-                        % (name, shape if shape else "of %d dimensions" % ndim, got))
-    return got
 
 
 def _median_us(call, repeat):

@@ -231,3 +231,21 @@ def only(head, names):
 def _show(value):
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def mask_of(arrays):
+    """The request's arrays are x, and "mask" when it has one: its float (B, S) or None."""
+    if "mask" not in arrays:
+        expect(arrays, ("x",))
+        return None
+    expect(arrays, ("x", "mask"))
+    return matrix(arrays, "mask")
+
+
+def shape_of(arrays, name, shape, ndim=None):
+    """The shape of array `name`, checked against `shape` (or its number of dimensions)."""
+    got = arrays[name][1]
+    if (shape is not None and got != shape) or (ndim is not None and len(got) != ndim):
+        raise LinkError(BAD_VALUE, "array %s must have shape %s, got %r"
+                        % (name, shape if shape else "of %d dimensions" % ndim, got))
+    return got
