@@ -140,15 +140,15 @@ def _vowels(p):
     p.add_argument("--save", metavar="FILE",
                    help="write the trained model as a tinyattn model file (for the board)")
     p.add_argument("--finetune-on-device", action="store_true",
-                   help="then fine-tune it on the unix port ($MICROPYTHON) with dropout: "
+                   help="then fine-tune it on a virtual board ($MICROPYTHON) with dropout: "
                         "accuracy before and after, times, heap")
     p.add_argument("--train-on-device", action="store_true",
-                   help="instead: train fresh weights on the unix port with the host's "
+                   help="instead: train fresh weights on a virtual board with the host's "
                         "schedule (no host training); the same figures")
     p.add_argument("--dropout", type=float, default=0.1, help="(fine-tune) default 0.1")
     p.add_argument("--epochs", type=int, default=3, help="(fine-tune) default 3")
     p.add_argument("--lr", type=float, default=5e-4, help="(fine-tune) Adam's, default 5e-4")
-    p.add_argument("--heap", default="8m", help="(fine-tune) -X heapsize=, default 8m")
+    p.add_argument("--heap", default="8m", help="(fine-tune) the virtual board's heap, default 8m")
     p.add_argument("--rows", type=int, metavar="N",
                    help="(fine-tune) the first N train and test utterances only (a quick check)")
     p.add_argument("--smallest-heap", action="store_true",
