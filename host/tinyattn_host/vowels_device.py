@@ -128,6 +128,6 @@ def finetune_command(args, params, config, ts_files):
               % (result["held"], sampled["peak"]), flush=True)
         if args.smallest_heap:
             kb = smallest_heap(folder, args)
-            print("smallest -X heapsize= that completes the run: %s"
+            print("smallest virtual board heap that completes the run: %s"
                   % ("over 16384k" if kb is None else "%dk" % kb))
     return 0
