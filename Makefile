@@ -10,7 +10,7 @@ BAUD     ?= 460800
 VIRTUAL_FLASH ?= build/virtual-flash
 
 .PHONY: help venv check-python objdump qemu test test-board clean flash deploy repl run demo \
-	bench emulate devs generate
+	bench emulate docs-figures devs generate
 
 help:
 	@echo "make test     set up $(VENV) and run the whole test suite (the device cases on"
@@ -29,10 +29,12 @@ help:
 	@echo "make demo [PORT=...] [EPOCHS=100] [REPORT=dir]   tinyattn.demo() on the board;"
 	@echo "             REPORT: its training curve"
 	@echo "make bench [PORT=...] [BENCH_OUT=build/bench]   speed and memory tables, JSON, PNG"
+	@echo "             into BENCH_OUT (performance.md there)"
 	@echo "make generate [PORT=...] [PROMPT=...] [STEPS=80] [HEAP=300k]   the shipped story"
 	@echo "             model (data/stories) writes on the board: text as it comes, tokens/s"
 	@echo "make emulate  the int8 kernels' ESP32-S3 machine code in qemu-system-xtensa: checked"
-	@echo "             bit for bit, executed instructions per MAC into docs/performance.md"
+	@echo "             bit for bit, executed instructions per MAC into build/emulate/performance.md"
+	@echo "make docs-figures   bench and emulate again, into the tracked docs/performance.md"
 	@echo "             (each target runs .venv/bin/python -m tinyattn_host <command>; --help lists"
 	@echo "             every command, the ones without a target too)"
 	@echo ""
@@ -125,9 +127,11 @@ demo: $(STAMP)
 	$(BIN)/python -m tinyattn_host demo $(if $(PORT),--port $(PORT)) --flash $(VIRTUAL_FLASH) \
 	  $(if $(EPOCHS),--epochs $(EPOCHS)) $(if $(REPORT),--report $(REPORT))
 
+# bench and emulate write under build/; the tracked figures change only by make docs-figures.
+BENCH_OUT ?= build/bench
 bench: $(STAMP) objdump qemu
 	$(BIN)/python -m tinyattn_host bench $(if $(PORT),--port $(PORT)) \
-	  $(if $(BENCH_OUT),--out $(BENCH_OUT))
+	  --out $(BENCH_OUT) --doc $(or $(BENCH_DOC),$(BENCH_OUT)/performance.md)
 
 PROMPT ?= Once upon a time
 STEPS  ?= 80
@@ -138,9 +142,15 @@ generate: $(STAMP)
 	  --tokenizer data/stories/tokenizer.bin --prompt "$(PROMPT)" --steps $(STEPS) \
 	  $(if $(HEAP),--heap $(HEAP))
 
+EMULATE_DOC ?= build/emulate/performance.md
 emulate: $(STAMP) objdump qemu
 	$(BIN)/python -m pytest -p no:xdist tests/emulator $(PYTEST_ARGS)
-	$(BIN)/python -m tinyattn_host emulate --doc docs/performance.md
+	@mkdir -p $(dir $(EMULATE_DOC))
+	$(BIN)/python -m tinyattn_host emulate --doc $(EMULATE_DOC)
+
+docs-figures:
+	$(MAKE) bench BENCH_DOC=docs/performance.md
+	$(MAKE) emulate EMULATE_DOC=docs/performance.md
 
 repl: $(STAMP)
 	$(BIN)/python -m tinyattn_host repl $(if $(PORT),--port $(PORT)) --flash $(VIRTUAL_FLASH)

@@ -65,6 +65,18 @@ def virtual_board(start_virtual_board):
     return start_virtual_board()
 
 
+@pytest.fixture(scope="session")
+def deployed(tmp_path_factory):
+    """The package compiled as `make deploy` ships it (.mpy for the unix port's architecture),
+    in a folder for MICROPYPATH; once a session."""
+    from tinyattn_host.bench.bench import compiled_package
+    from tinyattn_host.virtual import unixport
+
+    folder = tmp_path_factory.mktemp("deployed")
+    compiled_package(unixport.interpreter(), folder)
+    return folder
+
+
 @pytest.fixture
 def attached(monkeypatch):
     """attached(("/dev/ttyACM0", 0x303A, 0x1001, "USB JTAG/serial debug unit"), ...) makes

@@ -9,13 +9,15 @@ import numpy as np
 from tinyattn_host import protocol as P
 from tinyattn_host.checks.run_check import IRIS_CONFIG
 
-UNKNOWN_KINDS = [k for k in (0x00, 0x08, 0x0F, 0x11, 0x26, 0x2F, 0x33, 0x7F, 0x81, 0xA1, 0xFF)
+UNKNOWN_KINDS = [k for k in (0x00, 0x09, 0x0F, 0x11, 0x26, 0x2F, 0x33, 0x7F, 0x81, 0xA1, 0xFF)
                  if k not in P.MESSAGES]  # replies (0x80 | kind) are no request either
 assert len(UNKNOWN_KINDS) == 11, "a message kind the fuzzer calls unknown is a request now"
 
 W = P.wire
-# The messages that carry a record (PART frames carry raw bytes of a TRANSFER, EXIT nothing)
-REQUESTS = [kind for kind in P.MESSAGES if kind not in (P.EXIT, P.ACK, P.ERROR, P.PART)]
+# The messages that carry a record (PART frames carry raw bytes of a TRANSFER, EXIT nothing;
+# ACK, ERROR and RECORD go from the device to the host)
+REQUESTS = [kind for kind in P.MESSAGES
+            if kind not in (P.EXIT, P.ACK, P.ERROR, P.PART, P.RECORD)]
 LENIENT = [b'{"a":}', b'{"a" 1}', b'{,}', b'{"a":1,}', b'{"attention": true,}', b'{"a"}',
            b'{"lr": 0.1 "optimizer": "sgd"}', b'{"batch": 01}', b'{1: 2}', b'{"x": [1 2]}',
            b'{"x": [1,,2]}', b'{"s": "\\x"}', b'{"s": "\x01"}', b'{"a": 1.}',
@@ -128,6 +130,7 @@ class Fuzz:
         kind, head, arrays, error = self.pick([
             (P.FORWARD, {"attention": "yes"}, {"x": self.rows()}, "BAD_VALUE"),
             (P.FORWARD, {"atention": True}, {"x": self.rows()}, "BAD_VALUE"),
+            (P.FORWARD, {"int8": self.pick(["yes", 1, None])}, {"x": self.rows()}, "BAD_VALUE"),
             (P.HELLO, {"please": 1}, {}, "BAD_VALUE"),
             (P.STATUS, {}, {"x": self.rows()}, "BAD_PAYLOAD"),
             (P.GET_WEIGHTS, {"all": True}, {}, "BAD_VALUE"),

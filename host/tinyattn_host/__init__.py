@@ -1,3 +1,5 @@
 """Host side of tinyattn: the NumPy reference, the serial harness and the tools around them."""
 
-__version__ = "0.1.0"
+from .locations import package_version
+
+__version__ = package_version()  # device/tinyattn/__init__.py's: one definition

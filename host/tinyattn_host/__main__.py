@@ -1,4 +1,4 @@
-"""python -m tinyattn_host <command>: every host command, in one table (as mpremote's).
+"""python -m tinyattn_host <command>, or tinyattn <command>: every host command, one table.
 
     .venv/bin/python -m tinyattn_host --help            # the commands
     .venv/bin/python -m tinyattn_host <command> --help  # one command's options
@@ -9,6 +9,7 @@ command runs; cli.run turns its errors into one line and an exit status (errors.
 
 import importlib
 import sys
+from pathlib import Path
 
 from . import cli
 from .board.ports import PORT_HELP
@@ -202,16 +203,16 @@ def _vowels(p):
     p.add_argument("--save", metavar="FILE",
                    help="write the trained model as a tinyattn model file (for the board)")
     p.add_argument("--finetune-on-device", action="store_true",
-                   help="then fine-tune it on the unix port ($MICROPYTHON) with dropout: "
+                   help="then fine-tune it on a virtual board ($MICROPYTHON) with dropout: "
                         "accuracy before and after, times, heap")
     p.add_argument("--train-on-device", action="store_true",
-                   help="instead: train fresh weights on the unix port with the host's "
+                   help="instead: train fresh weights on a virtual board with the host's "
                         "schedule (no host training); the same figures")
     p.add_argument("--dropout", type=float, default=0.1, help="(fine-tune) default 0.1")
     p.add_argument("--epochs", type=int, default=3, help="(fine-tune) default 3")
     p.add_argument("--lr", type=float, default=5e-4, help="(fine-tune) Adam's, default 5e-4")
     p.add_argument("--heap", default="8m", type=cli.heap_argument,
-                   help="(fine-tune) -X heapsize=, default 8m")
+                   help="(fine-tune) the virtual board's heap, default 8m")
     p.add_argument("--data", metavar="DIR",
                    help="the folder of the .ts files (default: data/japanese_vowels)")
     p.add_argument("--rows", type=int, metavar="N",
@@ -277,7 +278,11 @@ COMMANDS = {
 
 def parser():
     """The argument parser of every command."""
-    top = cli.ArgumentParser(prog="python -m tinyattn_host", description=__doc__.split("\n")[0])
+    from . import __version__
+
+    prog = "tinyattn" if Path(sys.argv[0]).name == "tinyattn" else "python -m tinyattn_host"
+    top = cli.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
+    top.add_argument("--version", action="version", version=f"tinyattn {__version__}")
     commands = top.add_subparsers(dest="command", required=True, metavar="command",
                                   parser_class=cli.ArgumentParser)
     for name, (help_text, arguments, _) in COMMANDS.items():

@@ -13,7 +13,7 @@ import sys
 import types
 from functools import lru_cache
 
-from .virtual.unixport import DEVICE_DIR
+from .locations import DEVICE_DIR
 
 PACKAGE = "tinyattn_device"
 """The device package's name here. Its folders are packages whose __init__.py is not run (the

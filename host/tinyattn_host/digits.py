@@ -1,5 +1,5 @@
 """Handwritten digits as sequences, on the host: each 8x8 image is 8 tokens (its rows) of 8
-pixels; the model is device/tinyattn/digits.py's DIGITS_CONFIG (Tokens(8), Dense 8 -> E,
+pixels; the model is device/tinyattn/datasets/digits.py's DIGITS_CONFIG (Tokens(8), Dense 8 -> E,
 positional embedding, two TransformerEncoderLayers, average pool, Dense E -> 10).
 
 `train_host` trains it with the NumPy reference on the device's Dataset.split(0.2, seed)
@@ -12,9 +12,9 @@ import numpy as np
 from .reference.training import Adam, accuracy, split_indices, train
 from .device_modules import device_module
 from .interop.statedict import param_shapes
-from .virtual.unixport import ROOT
+from .locations import DATA_DIR
 
-DIGITS_CSV = ROOT / "data" / "digits.csv"
+DIGITS_CSV = DATA_DIR / "digits.csv"
 TEST_RATIO = 0.2
 
 

@@ -20,12 +20,13 @@ import numpy as np
 from . import errors
 from .device_modules import device_module
 from .errors import BoardError
+from .link_requests import Requests
 
 wire = device_module("link/wire")  # the device's own table of the wire and file constants
 MAGIC, HEADER, CHUNK, MORE, PROTOCOL, REPLY = (wire.MAGIC, wire.HEADER, wire.CHUNK, wire.MORE,
                                                wire.PROTOCOL, wire.REPLY)
 HELLO, STATUS, EXIT, ACK, ERROR = wire.HELLO, wire.STATUS, wire.EXIT, wire.ACK, wire.ERROR
-TRANSFER, PART = wire.TRANSFER, wire.PART
+TRANSFER, PART, RECORD, RUN = wire.TRANSFER, wire.PART, wire.RECORD, wire.RUN
 PROGRESS_EVERY = 64  # PART frames between progress calls
 # How long a request waits for its reply: it bounds a failure only (a 40-row digits batch on
 # the ulab stand-in takes over 20 s on a loaded 2-core machine; a board answers in ms).
@@ -44,8 +45,9 @@ class ProtocolError(BoardError):
     """The bytes from the device are not a good frame or record."""
 
 
-class DeviceError(errors.DeviceError):
-    """The device answered with an error frame: `code`, its `name` and the `message`."""
+class ErrorReply(errors.DeviceError):
+    """The device answered with an error frame: `code`, its `name` and the `message` (an
+    errors.DeviceError: the host's one class of the device's failures)."""
 
     def __init__(self, code, message):
         self.code = code
@@ -141,10 +143,10 @@ def decode(payload):
 
 
 # ---- the link ----------------------------------------------------------------------------
-class Link:
+class Link(Requests):
     """Requests to `tinyattn.link.serve()` over a pyserial-like port (read, write, in_waiting).
 
-    `request(kind, head, arrays)` returns the reply (head, arrays) or raises DeviceError;
+    `request(kind, head, arrays)` returns the reply (head, arrays) or raises ErrorReply;
     a request over the device's `max_message` (HELLO tells; MAX_MESSAGE until then) goes in
     parts (request_in_parts), with `progress(done, total)` called as it goes when set.
     `chunk` is the device's largest frame payload (HELLO tells; CHUNK until then).
@@ -156,6 +158,8 @@ class Link:
         self.chunk = CHUNK
         self.max_message = wire.MAX_MESSAGE
         self.float_bytes = 4  # bytes of the device's float (HELLO tells)
+        self.info = {}  # HELLO's reply
+        self.free = None  # the heap bytes free after the last LOAD_MODEL (its reply tells)
         self.progress = None
         self.seq = 0
         self._buffer = bytearray()
@@ -204,24 +208,18 @@ class Link:
             del buf[:HEADER + length]
             return parsed
 
-    def drain(self):
-        """Forget buffered bytes and whatever the port holds."""
-        self._buffer.clear()
-        if hasattr(self.port, "reset_input_buffer"):
-            self.port.reset_input_buffer()
-
     # -- messages --
     def next_seq(self):
         self.seq = (self.seq + 1) & 0xFFFF
         return self.seq
 
     def request(self, kind, head=None, arrays=(), timeout=None):
-        """Send a request, return the reply's (head, arrays); DeviceError on an error frame."""
+        """Send a request, return the reply's (head, arrays); ErrorReply on an error frame."""
         payload = encode(head, arrays)
         if len(payload) <= self.max_message:
             try:
                 return decode(self.request_raw(kind, payload, timeout))
-            except DeviceError as err:  # the device's free heap shrank since HELLO
+            except ErrorReply as err:  # the device's free heap shrank since HELLO
                 if err.name != "TOO_BIG":
                     raise
         return decode(self.request_in_parts(kind, payload, timeout))
@@ -267,28 +265,53 @@ class Link:
 
     def expect_reply(self, kind, seq, timeout=None):
         """The payload of message `kind` with `seq`, joined from its frames."""
-        payload = bytearray()
+        return self.next_message((kind,), seq, timeout)[1]
+
+    def next_message(self, kinds, seq, timeout=None):
+        """(type, payload) of the next message with `seq`, one of `kinds`, joined from its
+        frames; ErrorReply on an error frame. `timeout` bounds the wait for each frame."""
+        payload, kind = bytearray(), None
         while True:
             got, flags, got_seq, part = self.read_frame(timeout)
             if got_seq != seq:
                 continue  # a late answer to an earlier request
             if got == ERROR:
-                raise DeviceError(part[0] if part else 0, part[1:].decode(errors="replace"))
-            if got != kind:
-                raise ProtocolError("expected %s, got %s" % (_name(kind), _name(got)))
+                raise ErrorReply(part[0] if part else 0, part[1:].decode(errors="replace"))
+            if got not in kinds or kind not in (None, got):
+                raise ProtocolError("expected %s, got %s"
+                                    % (" or ".join(map(_name, kinds)), _name(got)))
+            kind = got
             payload += part
             if not flags & MORE:
-                return bytes(payload)
+                return kind, bytes(payload)
 
     def hello(self):
         head, _ = self.request(HELLO)
         self.chunk = head.get("chunk", CHUNK)
         self.max_message = head.get("max_message", wire.MAX_MESSAGE)
         self.float_bytes = head.get("float") or 4  # ulab's float: 4 bytes, 8 on a double build
+        self.info = head
         return head
 
     def status(self):
         return self.request(STATUS)[0]
+
+    def run(self, module, function, on_record, kwargs=None, timeout=None):
+        """RUN: tinyattn.<module>.<function>(emit=..., **kwargs) on the device, on_record(dict)
+        for each record it emits, as it comes; returns the reply's head (`records`).
+        `timeout` bounds the silence between two records, not the whole run."""
+        head = {"module": module, "function": function, "kwargs": kwargs or {}}
+        seq = self.next_seq()
+        parts = frames(RUN, seq, encode(head), self.chunk)
+        for i, part in enumerate(parts):
+            self.send_bytes(part)
+            if i < len(parts) - 1:
+                self.expect_reply(ACK, seq, timeout)
+        while True:
+            kind, payload = self.next_message((RECORD, RUN | REPLY), seq, timeout)
+            if kind == RUN | REPLY:
+                return decode(payload)[0]
+            on_record(decode(payload)[0])
 
     def exit(self, timeout=5.0):
         self.request_raw(EXIT, b"", timeout)

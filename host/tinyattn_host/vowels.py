@@ -1,5 +1,5 @@
 """Japanese vowels on the host: the .ts files, standardised with the train set's statistics,
-and the model of device/tinyattn/vowels.py trained by the NumPy reference (seeded).
+and the model of device/tinyattn/datasets/vowels.py trained by the NumPy reference (seeded).
 
 `python -m tinyattn_host vowels [--seed N] [--report DIR] [--causal] [--save FILE]` prints
 such a run, with --report writes vowels.json and vowels_training.png, with --save the model
@@ -17,11 +17,11 @@ from .digits import init_params
 from .reference.training import Adam, accuracy, train
 from .sequences import frame_statistics, load_ts, padding_mask, standardize
 from .device_modules import device_module
-from .virtual.unixport import ROOT
+from .locations import DATA_DIR
 
 DEVICE = device_module("datasets/vowels")
 VOWELS_CONFIG = DEVICE.VOWELS_CONFIG  # one definition: the device's
-VOWELS_DIR = ROOT / "data" / "japanese_vowels"
+VOWELS_DIR = DATA_DIR / "japanese_vowels"
 
 
 def load_vowels(folder=VOWELS_DIR):

@@ -5,110 +5,64 @@
     .venv/bin/python -m tinyattn_host vowels --train-on-device [--dropout 0] ...
 
 trains the model with the reference (as `vowels` does), writes it as a model file beside the
-two .ts files in a temporary folder, compiles the package as `make deploy` ships it (.mpy for
-the interpreter's architecture) and runs FINETUNE on the unix port ($MICROPYTHON, real ulab
+two .ts files on a virtual board's flash, and runs tinyattn.vowels_finetune.finetune there
+through the link (RUN; the package deployed as `make deploy` ships it; $MICROPYTHON, real ulab
 for figures that mean something): the device loads the files, evaluates, rebuilds the model
 with dropout p (datasets/vowels.with_dropout, seeded), trains `epochs` with Adam at lr and
 evaluates again (--train-on-device: fresh weights from the seed and the host's whole
 schedule, datasets/vowels.SCHEDULE, trained on the device). Then one epoch again with the
 live heap sampled after every layer's forward and backward (gc.collect, gc.mem_alloc: a lower
 bound of the true peak, which holds temporaries inside a layer too), and with --smallest-heap
-the smallest -X heapsize= (to 16 KB) with which the whole run completes, by bisection, a
-fresh interpreter a trial.
+the smallest virtual board's heap (to 16 KB) with which the whole run completes, by
+bisection, a fresh virtual board a trial (its link's own heap included).
 """
 
-import json
 import shutil
 import tempfile
 from pathlib import Path
 
 from . import modelfile
-from .errors import UsageError
+from .board.board import Board
+from .errors import DeviceError, HostError, UsageError
 from .virtual import unixport
 
-MARK = "@@VOWELS "
-FINETUNE = r"""
-import gc, json, sys, time
-from tinyattn import Adam, evaluate, load, train
-from tinyattn.datasets.vowels import SCHEDULE, load_vowels, vowels_model, with_dropout
-
-folder, epochs, lr, p, seed, sample, scratch, rows = (
-    sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]),
-    sys.argv[6] == "1", sys.argv[7] == "1", int(sys.argv[8]))
-gc.collect()
-start = gc.mem_alloc()
-train_set, test_set = load_vowels(folder)
-if rows:  # the first rows of each only: a quick check
-    train_set, test_set = train_set.take(list(range(rows))), test_set.take(list(range(rows)))
-if scratch:  # the host's recipe on the device: fresh weights, its (epochs, lr) phases
-    model, phases = vowels_model(seed, dropout=p), SCHEDULE
-    before = evaluate(model, test_set)
-else:  # the host's model, then dropout p
-    model, phases = load(folder + "/vowels.bin"), ((epochs, lr),)
-    before = evaluate(model, test_set)
-    model = with_dropout(model, p, seed)
-gc.collect()
-held = gc.mem_alloc() - start
-peak = [0]
-
-
-def sampled(call):
-    def run(*args, **named):
-        out = call(*args, **named)
-        gc.collect()
-        peak[0] = max(peak[0], gc.mem_alloc() - start)
-        return out
-    return run
-
-
-if sample:  # one epoch, every layer's forward and backward followed by a heap sample
-    phases = ((1, phases[0][1]),)
-    for layer in model.layers:
-        layer.forward, layer.backward = sampled(layer.forward), sampled(layer.backward)
-optimizer = Adam(model.collect_params(), lr=phases[0][1])
-losses = []
-t0 = time.ticks_ms()
-for k, (phase_epochs, phase_lr) in enumerate(phases):
-    optimizer.lr = phase_lr
-    losses += list(train(model, train_set, epochs=phase_epochs, optimizer=optimizer,
-                         seed=seed + k, log_every=1)["loss"])
-seconds = time.ticks_diff(time.ticks_ms(), t0) / 1000
-print("@@VOWELS " + json.dumps({
-    "before": before, "after": evaluate(model, test_set), "test_rows": len(test_set),
-    "train_rows": len(train_set), "epochs": len(losses), "seconds": seconds, "held": held,
-    "peak": peak[0] if sample else None, "loss": losses}))
-"""
+FOLDER = "vowels"  # on the board's flash: the two .ts files and vowels.bin
 
 
 def prepare(folder, params, config, ts_files):
-    """folder/lib (the package as deploy ships it), folder/vowels.bin, the two .ts files and
-    folder/finetune.py; returns how the package was compiled."""
-    from .bench.bench import compiled_package
-
+    """The virtual board's flash in folder/flash: vowels/vowels.bin (the model, unless
+    params is None) and the two .ts files there."""
+    data = Path(folder) / "flash" / FOLDER
+    data.mkdir(parents=True, exist_ok=True)
     if params is not None:
-        modelfile.write_model(folder / "vowels.bin", modelfile.SEQUENTIAL, {"config": config},
+        modelfile.write_model(data / "vowels.bin", modelfile.SEQUENTIAL, {"config": config},
                               params)
     for path in ts_files:
-        shutil.copy(path, folder / path.name)
-    (folder / "finetune.py").write_text(FINETUNE)
-    return compiled_package(unixport.interpreter(), folder / "lib")
+        shutil.copy(path, data / path.name)
 
 
 def run_once(folder, args, heap, sample=False, echo=None):
-    """The device's figures {before, after, seconds, held, peak, loss} of one run at `heap`
-    (MicroPythonError when it does not complete); echo(line) for each epoch's line."""
-    out = unixport.run_file(folder / "finetune.py", heap=heap, device_dir=folder / "lib",
-                            timeout=3600, args=(str(folder), str(args.epochs), str(args.lr),
-                                                str(args.dropout), str(args.seed),
-                                                "1" if sample else "0",
-                                                "1" if args.train_on_device else "0",
-                                                str(args.rows or 0)))
-    for line in out.splitlines():
-        if line.startswith(MARK):
-            return json.loads(line[len(MARK):])
-        if echo:
-            echo(line)
-    raise unixport.MicroPythonError("Error", "no result line", out)
+    """The device's figures {before, after, seconds, held, peak, loss} of one run on a virtual
+    board of `heap` with folder/flash (RUN of tinyattn.vowels_finetune.finetune through the
+    link; HostError when it does not complete); echo(line) for each epoch's line."""
+    result = {}
+
+    def on_record(record):
+        if record["kind"] == "line" and echo:
+            echo(record["text"])
+        elif record["kind"] == "result":
+            result.update(record)
+
+    with Board(port=None, flash_dir=Path(folder) / "flash", heap=heap,
+               out=lambda *_: None) as board:
+        board.start_link().run("vowels_finetune", "finetune", on_record, {
+            "folder": "/" + FOLDER, "epochs": args.epochs, "lr": args.lr, "p": args.dropout,
+            "seed": args.seed, "sample": sample, "scratch": args.train_on_device,
+            "rows": args.rows or 0}, timeout=3600)
+        board.stop_link()
+    if not result:
+        raise DeviceError("the fine-tune sent no result")
+    return result
 
 
 def smallest_heap(folder, args, low=64, high=16384, step=16):
@@ -117,7 +71,7 @@ def smallest_heap(folder, args, low=64, high=16384, step=16):
         try:
             run_once(folder, args, "%dk" % kb)
             return True
-        except unixport.MicroPythonError:
+        except HostError:  # out of memory, on the way or before the link even started
             return False
 
     if not fits(high):
@@ -147,11 +101,12 @@ def finetune_command(args, params, config, ts_files):
     and the heap; exit status 0."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        how = prepare(folder, params, config, ts_files)
+        prepare(folder, params, config, ts_files)
+        how = "as deployed on the virtual board"
         command = unixport.interpreter()
         recipe = ("the host's schedule from fresh weights" if args.train_on_device
                   else "%d epochs, Adam lr %g" % (args.epochs, args.lr))
-        print("on the unix port %s (%d-bit, %s), the package %s; heap %s; dropout %g, %s, "
+        print("on the virtual board: %s (%d-bit, %s), the package %s; heap %s; dropout %g, %s, "
               "seed %d" % (command, unixport.word_bits(command),
                            "real ulab" if unixport.has_ulab(command) else "the ulab STAND-IN: "
                            "its times and heap mean nothing", how, args.heap, args.dropout,
@@ -173,6 +128,6 @@ def finetune_command(args, params, config, ts_files):
               % (result["held"], sampled["peak"]), flush=True)
         if args.smallest_heap:
             kb = smallest_heap(folder, args)
-            print("smallest -X heapsize= that completes the run: %s"
+            print("smallest virtual board heap that completes the run: %s"
                   % ("over 16384k" if kb is None else "%dk" % kb))
     return 0

@@ -12,6 +12,7 @@ import array
 import check
 from tinyattn import Attention
 from tinyattn.rng import Rng
+from tinyattn.int8.numbers import max_abs
 from ulab import numpy as np
 
 PARAMS = ("Wq", "Wk", "Wv", "Wo", "bq", "bk", "bv", "bo")
@@ -56,10 +57,6 @@ def float32s(f, shape):
     out = np.array(buf)
     buf = None
     return out.reshape(tuple(shape)) if len(shape) > 1 else out
-
-
-def max_abs(a):
-    return float(np.max(np.maximum(a, -a)))
 
 
 def run_config(name):

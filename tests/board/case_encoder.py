@@ -102,18 +102,13 @@ def test_encoder_layer_matches_reference():
         encoder_layer_matches(name)
 
 
-def set_params(model, f):
-    for name, p, g in model.collect_params():
-        p[:] = f[name]
-
-
 def test_sequential_with_encoder_saves_loads_and_trains_like_the_reference():
     f = check.fixture("sequential")
     x, labels = f["x"], f["labels"]
     m = Sequential.from_config(f["config"], seed=9)
     check.equal(plain(m.config()), plain(f["config"]), "config")
     check.equal([n for n, _, _ in m.collect_params()], f["names"], "parameter names")
-    set_params(m, f)
+    check.set_params(m, f)
     logits = m.forward(x)
     check.rel_error_below(logits, f["logits"], TOL, what="logits")
     path = check.path("m.bin")  # a scratch file
@@ -133,7 +128,7 @@ def test_sequential_with_encoder_saves_loads_and_trains_like_the_reference():
 def test_sequential_gradients_match_reference():
     f = check.fixture("gradients")
     m = Sequential.from_config(f["config"], seed=4)
-    set_params(m, f)
+    check.set_params(m, f)
     m.forward(f["x"], True)
     check.rel_error_below(m.backward(f["G"]), f["dx"], TOL, what="dx")
     got = dict((n, g) for n, _, g in m.collect_params())

@@ -34,11 +34,6 @@ def same(a, b):
     return a.tolist() == b.tolist()
 
 
-def set_params(model, params):
-    for name, p, _ in model.collect_params():
-        p[:] = params[name]
-
-
 def test_dense_matches_reference_and_accumulates():
     for name in check.names("dense_"):
         fx = check.fixture(name)
@@ -114,7 +109,7 @@ def test_iris_model_matches_reference_layer_by_layer():
                 "layer types")
     check.equal(sorted(n for n, _, _ in m.collect_params()), sorted(fx["names"]), "parameters")
     check.equal(m.num_params(), 4 * 32 + 32 + 4 * 64 + 4 * 8 + 8 * 3 + 3, "num_params")
-    set_params(m, check.fixture("iris_params"))
+    check.set_params(m, check.fixture("iris_params"))
     logits = m.forward(fx["x"], True)
     loss, d = cross_entropy(logits, fx["labels"])
     check.rel_error_below(logits, fx["logits"], TOL, what="logits")
@@ -157,7 +152,7 @@ def test_optimizer_steps_match_reference_in_place():
         fx = check.fixture(name)
         what = fx["optimizer"]
         m = iris_model(3)
-        set_params(m, check.fixture("iris_params"))
+        check.set_params(m, check.fixture("iris_params"))
         kind, kwargs = {"Adam": Adam, "SGD": SGD}[fx["kind"]], fx["kwargs"]
         opt = kind(m.collect_params(), **kwargs)
         ids = [id(p) for _, p, _ in m.collect_params()]

@@ -21,14 +21,11 @@ from tinyattn import Attention, Dense, Sequential, iris_model, predict, save, st
 from tinyattn.int8.attention import keep_bytes
 from tinyattn.int8 import load, quantize
 from tinyattn.int8.numbers import quantize_tensor
+from tinyattn.int8.numbers import max_abs
 from ulab import numpy as np
 
 IRIS_KINDS = ["Dense", "Activation", "Tokens", "SelfAttention", "GlobalAvgPool", "Dense"]
 ACTIVATIONS = ["relu", "gelu_tanh", "tanh", "sigmoid"]
-
-
-def max_abs(a):
-    return float(np.max(np.maximum(a, -a)))
 
 
 def fail(text):
@@ -43,12 +40,6 @@ def scratch(name):
     path = check.path(name)
     cwd = os.getcwd().rstrip("/") + "/"
     return path[len(cwd):] if path.startswith(cwd) else path
-
-
-def set_params(model, f):
-    for name, param, _ in model.collect_params():
-        param[:] = f[name]
-    return model
 
 
 # ---- attention alone: every intermediate --------------------------------------------------
@@ -156,7 +147,7 @@ def test_iris_int8_model_matches_reference_on_all_150_rows():
 
 def iris_float():
     f = check.fixture("iris")
-    return f, set_params(iris_model(42), f)
+    return f, check.set_params(iris_model(42), f)
 
 
 def test_iris_quantize_gives_the_host_model():
@@ -222,7 +213,7 @@ def test_sequential_with_each_activation_matches_reference():
         check.equal(len(trace), len(f["trace"]), "%s: outputs" % kind)
         for i in range(len(trace)):
             check.equal(trace[i][0], f["trace"][i], "%s layer %d" % (kind, i))
-        model = set_params(Sequential.from_config(f["layers"], seed=3), f)
+        model = check.set_params(Sequential.from_config(f["layers"], seed=3), f)
         qm = quantize(model, f["calib"])
         near_model(qm, path, kind)
         y = model.forward(f["x"])

@@ -84,27 +84,30 @@ def test_train_step_returns_the_heap():
 
 
 def run_demo(**kwargs):
-    """The lines tinyattn.demo(**kwargs) prints: its module's print, and train's log (which
-    prints when demo gives it none), both caught."""
+    """The lines tinyattn.demo(**kwargs) gives its `out` (print at a REPL; a RECORD each
+    through the link, iris_demo.records), train's log among them."""
     import tinyattn
-    from tinyattn import iris_demo, training as model
 
     lines = []
 
-    def capture(*args):
-        lines.extend(" ".join(str(a) for a in args).split("\n"))
+    def capture(text):
+        lines.extend(str(text).split("\n"))
 
-    def train_logged(*args, **kw):
-        assert "log" not in kw, "demo gives train a log"
-        return model.train(*args, log=capture, **kw)
-
-    iris_demo.print, iris_demo.train = capture, train_logged
-    try:
-        assert type(tinyattn.demo).__name__ == "function", "tinyattn.demo is %r" % tinyattn.demo
-        tinyattn.demo(**kwargs)
-    finally:
-        iris_demo.print, iris_demo.train = print, model.train
+    assert type(tinyattn.demo).__name__ == "function", "tinyattn.demo is %r" % tinyattn.demo
+    tinyattn.demo(out=capture, **kwargs)
     return lines
+
+
+def test_the_demo_through_the_link_sends_its_lines_then_its_history():
+    """iris_demo.records, RUN's entry to the demo: a record a line, the history last."""
+    from tinyattn.iris_demo import records
+
+    sent = []
+    records(sent.append, epochs=2)
+    check.equal([r["kind"] for r in sent[:-1]], ["line"] * (len(sent) - 1), "line records")
+    assert sent[0]["text"].startswith("training the Iris model"), sent[0]
+    check.equal(sent[-1]["kind"], "history", "the last record")
+    check.equal([len(sent[-1]["loss"]), len(sent[-1]["test_accuracy"])], [2, 2], "history")
 
 
 ACCURACY = r"test accuracy \d+\.\d% \(\d+ of 30\) after \d+\.\d s of training$"

@@ -218,6 +218,13 @@ def near_model(qm, host, what):
         close(mine[n], theirs[n], atol=1, what="%s %s" % (what, n))
 
 
+def set_params(model, arrays):
+    """Every parameter of `model` (as collect_params names it) from arrays[name]; the model."""
+    for name, param, _ in model.collect_params():
+        param[:] = arrays[name]
+    return model
+
+
 def fresh_import(package):
     """`package` imported anew, as in a fresh interpreter (its submodules dropped too)."""
     import sys

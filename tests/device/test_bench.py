@@ -171,7 +171,7 @@ def test_smallest_heap_is_found_to_the_step(monkeypatch):
 
 def test_bench_on_a_board_deploys_the_bench_and_measures_in_its_heap(virtual_board, tmp_path):
     """`make bench PORT=...` on the virtual board: the bench package is deployed with the
-    core, its records stream over the REPL, the largest S is searched in the board's heap."""
+    core, its records stream over the link (RUN), the largest S is searched in the board's heap."""
     doc = tmp_path / "performance.md"
     assert tinyattn_host_main(["bench", "--port", virtual_board.port, "--quick",
                                "--out", str(tmp_path), "--doc", str(doc), "--repeats", "3"]) == 0

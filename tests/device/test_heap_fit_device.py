@@ -17,7 +17,6 @@ from heap_budget import board_heap
 from tinyattn_host.checks import heap_fit
 from tinyattn_host.virtual import unixport
 from tinyattn_host import protocol as P
-from tinyattn_host.bench.bench import compiled_package
 from tinyattn_host.digits import DIGITS_CONFIG, load_digits
 from tinyattn_host.checks.run_check import IRIS_CONFIG, iris, random_model
 from tinyattn_host.interop.statedict import param_shapes
@@ -28,13 +27,6 @@ pytestmark = pytest.mark.skipif(
 SERVE_STREAM = BOARD_DIR / "scripts" / "serve_stream.py"
 HEAPS = ("300k", "500k")
 ASKED = 64
-
-
-@pytest.fixture(scope="module")
-def deployed(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("deployed")
-    compiled_package(unixport.interpreter(), folder)
-    return folder
 
 
 def digits_params():

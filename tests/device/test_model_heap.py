@@ -24,7 +24,7 @@ BOARD_HEAP = "300k"  # a board without PSRAM: a 32-bit figure (heap_budget)
 
 
 @pytest.fixture(scope="module")
-def deployed(tmp_path_factory):
+def heap_models(tmp_path_factory):
     """(package folder, {model name: model file}), the package compiled as deploy ships it."""
     if not unixport.has_ulab():
         pytest.skip("heap figures need a real ulab (MICROPYTHON=...); the stand-in's mean nothing")
@@ -37,45 +37,45 @@ def deployed(tmp_path_factory):
     return folder / "lib", models
 
 
-def run(deployed, name, heap, *args):
+def run(heap_models, name, heap, *args):
     """The script's figures {what: bytes} for one model at `heap` (MicroPythonError if not)."""
-    lib, models = deployed
+    lib, models = heap_models
     out = unixport.run_file(SCRIPT, heap=heap, args=(str(models[name]), *args),
                             device_dir=lib)
     return dict((line.split()[0], int(line.split()[1])) for line in out.splitlines()
                 if line.split()[0] in ("params", "inference", "trainable"))
 
 
-def fits(deployed, name, kilobytes):
+def fits(heap_models, name, kilobytes):
     try:
-        run(deployed, name, "%dk" % kilobytes)
+        run(heap_models, name, "%dk" % kilobytes)
         return True
     except unixport.MicroPythonError:
         return False
 
 
-def smallest_heap(deployed, name):
+def smallest_heap(heap_models, name):
     """The smallest -X heapsize= (KB) that loads the model and runs one sample."""
     low, high = 8, 4096  # low fails, high fits
-    assert not fits(deployed, name, low) and fits(deployed, name, high)
+    assert not fits(heap_models, name, low) and fits(heap_models, name, high)
     while high - low > 1:
         middle = (low + high) // 2
-        low, high = (low, middle) if fits(deployed, name, middle) else (middle, high)
+        low, high = (low, middle) if fits(heap_models, name, middle) else (middle, high)
     return high
 
 
-def test_a_300k_board_loads_and_runs_issue_20s_model_one_sample(deployed):
-    figures = run(deployed, "issue 20", board_heap(BOARD_HEAP))
+def test_a_300k_board_loads_and_runs_issue_20s_model_one_sample(heap_models):
+    figures = run(heap_models, "issue 20", board_heap(BOARD_HEAP))
     assert figures["inference"] > 4 * 18000  # the weights at least
 
 
-def test_an_inference_model_holds_under_0_6_of_a_trainable_one(deployed):
+def test_an_inference_model_holds_under_0_6_of_a_trainable_one(heap_models):
     rows = []
     for name in ("digits", "issue 20"):
-        figures = run(deployed, name, "4m", "trainable")
+        figures = run(heap_models, name, "4m", "trainable")
         ratio = figures["inference"] / figures["trainable"]
         rows.append((name, figures["params"], figures["inference"], figures["trainable"],
-                     ratio, smallest_heap(deployed, name)))
+                     ratio, smallest_heap(heap_models, name)))
         assert ratio < 0.6, (name, figures)
     print("\n| model | parameters | held, inference | held, trainable | ratio "
           "| smallest heapsize |")

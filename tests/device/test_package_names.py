@@ -15,19 +15,10 @@ import pytest
 
 from board_cases import BOARD_DIR, Report, board_test, write_fixtures
 from tinyattn_host.virtual import unixport
-from tinyattn_host.bench.bench import compiled_package
 
 HEAP = "128k"
 SOURCE_HEAP = "1m"  # on the unix port the cases run device/'s sources, compiled on import
 SCRIPTS = BOARD_DIR / "scripts"
-
-
-@pytest.fixture(scope="module")
-def deployed(tmp_path_factory):
-    """The package compiled as `make deploy` ships it, in a folder for MICROPYPATH."""
-    folder = tmp_path_factory.mktemp("deployed")
-    compiled_package(unixport.interpreter(), folder)
-    return folder
 
 
 def lazy_modules(device_dir=unixport.DEVICE_DIR, heap=None):

@@ -56,7 +56,7 @@ test_vowels_finetune_on_board = board_test("case_vowels_finetune", make_fixtures
 
 
 def test_the_device_finetune_runs_on_a_few_rows(tmp_path):
-    """`vowels --finetune-on-device --rows 8 --epochs 1`'s device run (vowels_device.FINETUNE),
+    """`vowels --finetune-on-device --rows 8 --epochs 1`'s device run (vowels_finetune.py, RUN),
     on a model of fresh weights: accuracies, a finite loss an epoch, the heap sampled."""
     import argparse
     import math

@@ -16,7 +16,8 @@ from mpremote.transport import TransportError
 
 from tinyattn_host.board.deploy import DeployError, MpyFormat, deploy
 from tinyattn_host.board.transport import open_transport
-from tinyattn_host.virtual.unixport import DEVICE_DIR, ROOT, interpreter
+from tinyattn_host.locations import DEVICE_DIR, ROOT
+from tinyattn_host.virtual.unixport import interpreter
 from tinyattn_host.virtual.unixport_process import has_raw_repl
 
 SOURCES = sorted(p.relative_to(DEVICE_DIR / "tinyattn").as_posix()

@@ -119,7 +119,7 @@ def test_malformed_items_over_the_pty_each_answered_then_a_checked_request(small
             checker.errors += 1
             kind, head, arrays, want = checker.good(rng)
             check_reply(want, *link.request(kind, head, arrays))
-        with pytest.raises(P.DeviceError, match="TOO_BIG"):
+        with pytest.raises(P.ErrorReply, match="TOO_BIG"):
             link.request_raw(P.LOAD_MODEL, bytes(W.MAX_MESSAGE + 1))
         checker.errors += 1
         kind, head, arrays, want = checker.good(rng)

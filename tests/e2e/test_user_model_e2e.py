@@ -149,7 +149,7 @@ def test_messages_over_max_message_go_in_parts(psram_board):
             if not last:
                 assert struct.unpack("<I", link.expect_reply(P.ACK, seq)) == (i + link.chunk,)
         refused.append(_error(link, seq))
-        with pytest.raises(P.DeviceError) as err:
+        with pytest.raises(P.ErrorReply) as err:
             link.request(P.TRANSFER, {"type": P.FORWARD, "bytes": 1 << 40, "crc": 0})
         refused.append((err.value.name, err.value.message))
         _, again = link.request(P.FORWARD, {}, {"x": x[:5]})  # still serving
@@ -163,7 +163,7 @@ def test_messages_over_max_message_go_in_parts(psram_board):
 
 
 def _error(link, seq):
-    with pytest.raises(P.DeviceError) as err:
+    with pytest.raises(P.ErrorReply) as err:
         link.expect_reply(P.FORWARD | P.REPLY, seq)
     return err.value.name, err.value.message
 

@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 
 from tinyattn_host import modelfile
+from tinyattn_host.locations import ROOT
 from tinyattn_host.reference.sequential import sequential_forward
 from tinyattn_host.sequences import padding_mask
 from tinyattn_host.virtual import unixport
 from tinyattn_host.virtual.unixport_process import has_raw_repl
 from tinyattn_host.vowels import DEVICE, load_vowels
 
-ROOT = unixport.ROOT
 HEADING = "### From the `.ts` file to a board classifying a live stream"
 TIE = 1e-3
 PSRAM_HEAP = "8m"  # an ESP32-S3 with 8 MB of PSRAM

@@ -14,6 +14,7 @@ from tinyattn_host.board import board as board_module
 from tinyattn_host.board.deploy import DeployError
 from tinyattn_host.checks import model_check
 from tinyattn_host.checks.run_check import IRIS_CONFIG, random_model
+from tinyattn_host.link_requests import Requests
 
 NO_PORT = "/dev/ttyNONE"
 NO_INTERPRETER = {"MICROPYTHON": "/nonexistent/micropython"}
@@ -92,8 +93,9 @@ def test_a_deploy_that_fails_inside_board_open_is_one_line(monkeypatch, capsys):
         "error: the device imported tinyattn 0.0.9")
 
 
-class RefusingBoard:
-    """A Board whose device refuses every request, as it refuses a model it cannot load."""
+class RefusingBoard(Requests):
+    """A Board whose device refuses every request, as it refuses a model it cannot load (its
+    link's typed requests, load_model among them, all go through its request)."""
 
     progress = None
 
@@ -112,8 +114,8 @@ class RefusingBoard:
     def hello(self):
         return {"free": 8 << 20}  # HELLO answers; the model is refused
 
-    def request(self, kind, head, arrays=None):
-        raise protocol.DeviceError(7, "config entry 0: Dense wants 2 sizes")
+    def request(self, kind, head, arrays=None, timeout=None):
+        raise protocol.ErrorReply(7, "config entry 0: Dense wants 2 sizes")
 
 
 def test_a_device_that_refuses_the_model_is_one_line(monkeypatch, capsys, tmp_path):

@@ -6,7 +6,7 @@ import json
 from mpremote import mip
 
 from tinyattn_host.board import mip_package
-from tinyattn_host.virtual.unixport import DEVICE_DIR, ROOT
+from tinyattn_host.locations import DEVICE_DIR, ROOT
 
 
 def _content(part):

@@ -112,7 +112,7 @@ def test_link_waits_for_each_ack_and_skips_noise():
 
 def test_link_raises_the_device_error():
     port = _Loopback([P.frame(P.ERROR, 1, b"\x08array x holds NaN or infinity")])
-    with pytest.raises(P.DeviceError, match="NOT_FINITE: array x holds NaN") as info:
+    with pytest.raises(P.ErrorReply, match="NOT_FINITE: array x holds NaN") as info:
         P.Link(port).request(P.FORWARD, {}, {"x": np.zeros((1, 4))})
     assert info.value.code == 8
 

@@ -4,7 +4,7 @@ that waits forever for a board fails instead of hanging the whole run."""
 import subprocess
 import sys
 
-from tinyattn_host.virtual.unixport import ROOT
+from tinyattn_host.locations import ROOT
 
 
 def test_every_test_has_a_timeout(request):

@@ -148,11 +148,12 @@ def iris(repeats=5, cap=1.0):
 
 
 # ---- the largest S ----------------------------------------------------------------------------
-def largest(limit=LARGEST_LIMIT, budget=120.0):
+def largest(limit=LARGEST_LIMIT, budget=120.0, emit=emit):
     """Records of the largest S for which Attention(64, 4) forward plus backward on one
     sequence fits this heap for every S up to it, checkpoint off and on (benchfit.fits).
     Each search stops at `limit`, or once it has taken `budget` seconds (a board with
-    megabytes of PSRAM would take long): its "limit" is then the last S it tried."""
+    megabytes of PSRAM would take long): its "limit" is then the last S it tried. `emit`
+    gets a "trial" record for each S tried."""
     gc.collect()
     heap = gc.mem_free() + gc.mem_alloc()
     records = []
@@ -174,17 +175,18 @@ def largest(limit=LARGEST_LIMIT, budget=120.0):
     return records
 
 
-def run(quick=False, repeats=5, cap=1.0, search_largest=True):
+def run(quick=False, repeats=5, cap=1.0, search_largest=True, emit=emit):
     """Measure everything, printing each record as it comes (at a board's REPL:
     `tinyattn.bench.run()`; `make bench PORT=...` renders the same as tables).
 
     quick: a tiny grid, for tests; repeats: timed calls at most; cap: seconds a call may
     take; search_largest: the largest-S search in this heap (first, before the timing
-    imports the int8 path).
+    imports the int8 path); emit: what gets each record (printed by default; through the
+    link, a RECORD frame: link/run.py).
     """
     emit(header())
     if search_largest:
-        for record in largest(QUICK_LIMIT if quick else LARGEST_LIMIT):
+        for record in largest(QUICK_LIMIT if quick else LARGEST_LIMIT, emit=emit):
             emit(record)
     rates = {}
     for shape in shapes(quick):

@@ -12,24 +12,21 @@ import time
 
 from .. import __version__
 from .framing import LinkError
-from .records import expect, field, integers, matrix, only, require_finite
+from .records import (expect, field, integers, matrix, mask_of, only, require_finite,
+                      shape_of)
+from .handlers_int8 import forward_int8, int8_forward, load_qmodel, need_qmodel
+from .run import run
 from .timing import median
 from .wire import (ATTENTION, BAD_VALUE, BENCH, BENCH_BUDGET_MS, CHUNK, FORWARD, FORWARD_INT8,
                    GET_WEIGHTS, HELLO, LOAD_MODEL, LOAD_QMODEL, MAX_HEAD, MAX_MESSAGE,
                    MAX_REPEAT, MAX_SCORES, MAX_SEQ_LEN, NO_MODEL, PROTOCOL, QUANTIZE, STATUS,
-                   STREAM, TRAIN_STEP)
+                   RUN, STREAM, TRAIN_STEP)
 
 
 def need_model(session):
     if session.model is None:
         raise LinkError(NO_MODEL, "no model loaded: send LOAD_MODEL first")
     return session.model
-
-
-def need_qmodel(session):
-    if session.qmodel is None:
-        raise LinkError(NO_MODEL, "no int8 model: send QUANTIZE or LOAD_QMODEL first")
-    return session.qmodel
 
 
 def hello(session, head, arrays):
@@ -72,8 +69,8 @@ def attention(session, head, arrays):
     names = ["W" + n for n in "qkvo"] + (["b" + n for n in "qkvo"] if bias else [])
     expect(arrays, names + ["x"])
     for name in names:  # before the layer is made: E is as large as the bytes sent
-        _shape(arrays, name, (E, E) if name[0] == "W" else (E,))
-    rows, cols = _shape(arrays, "x", None, 2)
+        shape_of(arrays, name, (E, E) if name[0] == "W" else (E,))
+    rows, cols = shape_of(arrays, "x", None, 2)
     if cols != E or rows % S or rows * H * S > MAX_SCORES:
         raise LinkError(BAD_VALUE, "x must be (B*S, E) = (B*%d, %d) with B*H*S*S at most "
                         "%d, got %r" % (S, E, MAX_SCORES, (rows, cols)))
@@ -108,16 +105,20 @@ def load_model(session, head, arrays):
     gc.collect()
     session.model = build_model(config,
                                 lambda name, param: matrix(arrays, name, param.shape, param))
-    return {"params": session.model.num_params()}, ()
+    gc.collect()
+    return {"params": session.model.num_params(), "config": session.model.config(),
+            "free": gc.mem_free()}, ()
 
 
 def forward(session, head, arrays):
     """Logits of a batch (with its padding mask, array "mask" (B, S), when given); the first
-    attention layer's weights when asked."""
-    only(head, ("attention",))
+    attention layer's weights when asked; with "int8", the int8 model's output for the same
+    batch too, x quantized here with its input scale (as QSequential.forward does)."""
+    only(head, ("attention", "int8"))
     maps = field(head, "attention", "bool", False)
-    mask = _mask(arrays)
+    mask = mask_of(arrays)
     model = need_model(session)
+    qmodel = need_qmodel(session) if field(head, "int8", "bool", False) else None
     x = matrix(arrays, "x")
     attention = _attention_layer(model) if maps else None
     if attention is not None:
@@ -129,7 +130,12 @@ def forward(session, head, arrays):
     if attention is not None:
         out.append(("attention", attention.A_cache))
         attention.keep_weights = False
-    return {"us": took}, out
+    if qmodel is None:
+        return {"us": took}, out
+    logits = None
+    reply, more = int8_forward(session, qmodel, x, mask)
+    reply["us"] = took
+    return reply, out + more
 
 
 def train_step(session, head, arrays):
@@ -203,47 +209,10 @@ def quantize(session, head, arrays):
     from ..int8.convert import quantize
 
     only(head, ())
-    mask = _mask(arrays)
+    mask = mask_of(arrays)
     model = need_model(session)
     session.qmodel = quantize(model, matrix(arrays, "x"), mask=mask)
     return session.qmodel.description(), session.qmodel.named_arrays()
-
-
-def load_qmodel(session, head, arrays):
-    """An int8 model from its layer descriptions and integer arrays (as QUANTIZE replies)."""
-    from ..int8.model import qmodel_from
-
-    only(head, ("layers",))
-    layers = field(head, "layers", "list")
-    buffers = {}
-    for name in arrays:
-        buffers[name] = integers(arrays, name)
-    session.qmodel = qmodel_from(layers, buffers)
-    return session.qmodel.description(), session.qmodel.named_arrays()
-
-
-def forward_int8(session, head, arrays):
-    """The int8 model's integer output (int8, or int32 accumulators) for int8 input x.
-
-    x goes into the session's input buffer, the same one while its size stays, so the model
-    is planned once per batch shape (QSequential.forward_int plans for a new buffer)."""
-    only(head, ())
-    mask = _mask(arrays)
-    qmodel = need_qmodel(session)
-    rows, cols = _shape(arrays, "x", None, 2)
-    keep = None
-    if mask is not None:
-        from ..int8.attention import keep_bytes
-        from ..nn.pooling_masks import require_mask
-
-        B, S = mask.shape
-        require_mask(mask, B, S)
-        keep = keep_bytes(mask, B * S, S)
-    session.xq, _, _ = integers(arrays, "x", "b", session.xq)
-    start = time.ticks_us()
-    y, rows, cols = qmodel.forward_int(session.xq, rows, cols, keep=keep)
-    took = time.ticks_diff(time.ticks_us(), start)
-    return {"rows": rows, "cols": cols, "us": took}, [("y", y, qmodel.out_code(), (rows, cols))]
 
 
 def stream(session, head, arrays):
@@ -274,28 +243,10 @@ HANDLERS = {
     HELLO: hello, STATUS: status, ATTENTION: attention, LOAD_MODEL: load_model,
     FORWARD: forward, TRAIN_STEP: train_step, GET_WEIGHTS: get_weights, BENCH: bench,
     QUANTIZE: quantize, LOAD_QMODEL: load_qmodel, FORWARD_INT8: forward_int8,
-    STREAM: stream,
+    STREAM: stream, RUN: run,
 }
 """The messages a request may be (TRANSFER, which carries one of them, is server.py's: the
 transfer looks its message up here, so this module does not import it)."""
-
-
-def _mask(arrays):
-    """The request's arrays are x, and "mask" when it has one: its float (B, S) or None."""
-    if "mask" not in arrays:
-        expect(arrays, ("x",))
-        return None
-    expect(arrays, ("x", "mask"))
-    return matrix(arrays, "mask")
-
-
-def _shape(arrays, name, shape, ndim=None):
-    """The shape of array `name`, checked against `shape` (or its number of dimensions)."""
-    got = arrays[name][1]
-    if (shape is not None and got != shape) or (ndim is not None and len(got) != ndim):
-        raise LinkError(BAD_VALUE, "array %s must have shape %s, got %r"
-                        % (name, shape if shape else "of %d dimensions" % ndim, got))
-    return got
 
 
 def _median_us(call, repeat):

@@ -192,8 +192,8 @@ def _array(arrays, name, codes):
 
 # ---- head fields ---------------------------------------------------------------------------
 def field(head, name, kind, default=REQUIRED, low=None, high=None):
-    """Head field `name`: kind "int" (in low..high), "bool", "number" (finite), "str" or
-    "list"; `default` when absent (BAD_VALUE naming the field when required)."""
+    """Head field `name`: kind "int" (in low..high), "bool", "number" (finite), "str",
+    "list" or "dict"; `default` when absent (BAD_VALUE naming the field when required)."""
     if name not in head:
         if default is REQUIRED:
             raise LinkError(BAD_VALUE, "head field %r is missing" % name)
@@ -209,6 +209,8 @@ def field(head, name, kind, default=REQUIRED, low=None, high=None):
         ok, wanted = isinstance(value, bool), "true or false"
     elif kind == "str":
         ok, wanted = isinstance(value, str), "a string"
+    elif kind == "dict":
+        ok, wanted = isinstance(value, dict), "an object"
     else:
         ok, wanted = isinstance(value, list), "a list"
     if not ok:
@@ -229,3 +231,21 @@ def only(head, names):
 def _show(value):
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def mask_of(arrays):
+    """The request's arrays are x, and "mask" when it has one: its float (B, S) or None."""
+    if "mask" not in arrays:
+        expect(arrays, ("x",))
+        return None
+    expect(arrays, ("x", "mask"))
+    return matrix(arrays, "mask")
+
+
+def shape_of(arrays, name, shape, ndim=None):
+    """The shape of array `name`, checked against `shape` (or its number of dimensions)."""
+    got = arrays[name][1]
+    if (shape is not None and got != shape) or (ndim is not None and len(got) != ndim):
+        raise LinkError(BAD_VALUE, "array %s must have shape %s, got %r"
+                        % (name, shape if shape else "of %d dimensions" % ndim, got))
+    return got

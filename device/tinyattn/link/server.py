@@ -99,6 +99,7 @@ class Session:
         self.xq = None  # FORWARD_INT8's input, reused while its size stays
         self.transfer = None  # a message arriving in PART frames (transfer.py)
         self.seq = 0  # of the request being answered
+        self.port = None  # the framing.Port the request came on
 
     def max_message(self):
         """The largest request taken: MAX_MESSAGE, or a quarter of the free heap if less."""
@@ -112,7 +113,7 @@ class Session:
     def answer(self, port, kind, seq, payload):
         """Decode the record, run the handler, send its reply or an error frame."""
         handler = begin_transfer if kind == TRANSFER else HANDLERS.get(kind)
-        self.seq = seq
+        self.seq, self.port = seq, port  # RUN's records go out on the port as it runs
         try:
             if handler is None:
                 raise LinkError(UNKNOWN_TYPE, "unknown message type 0x%02x" % kind)

@@ -26,13 +26,15 @@ BYTE_TIMEOUT_MS = 500  # a frame whose next byte takes longer is TRUNCATED
 
 HELLO, STATUS, EXIT, ACK, ERROR = 0x01, 0x02, 0x03, 0x04, 0x05
 TRANSFER, PART = 0x06, 0x07  # a message over max_message: announced, then in parts (transfer.py)
+RECORD = 0x08  # device to host: one JSON record a RUN's function emits, with the RUN's seq
 ATTENTION = 0x10
 LOAD_MODEL, FORWARD, TRAIN_STEP, GET_WEIGHTS, BENCH = 0x20, 0x21, 0x22, 0x23, 0x24
 STREAM = 0x25  # one token of a causal model through its key/value cache (nn/stream.py)
 QUANTIZE, LOAD_QMODEL, FORWARD_INT8 = 0x30, 0x31, 0x32
+RUN = 0x40  # a function of the package, its records streamed as RECORD frames (run.py)
 MESSAGES = {
     HELLO: "HELLO", STATUS: "STATUS", EXIT: "EXIT", ACK: "ACK", ERROR: "ERROR",
-    TRANSFER: "TRANSFER", PART: "PART",
+    TRANSFER: "TRANSFER", PART: "PART", RECORD: "RECORD", RUN: "RUN",
     ATTENTION: "ATTENTION", LOAD_MODEL: "LOAD_MODEL", FORWARD: "FORWARD",
     TRAIN_STEP: "TRAIN_STEP", GET_WEIGHTS: "GET_WEIGHTS", BENCH: "BENCH",
     QUANTIZE: "QUANTIZE", LOAD_QMODEL: "LOAD_QMODEL", FORWARD_INT8: "FORWARD_INT8",

@@ -1,6 +1,6 @@
 """A model config's shapes followed through every layer: what each layer takes and gives.
 
-Plain Python (no ulab, no micropython), shared with the host (tinyattn_host.statedict checks a
+Plain Python (no ulab, no micropython), shared with the host (tinyattn_host.interop.statedict checks a
 PyTorch description with it before it writes anything). A sample is `tokens` rows of
 `features` each: Tokens(S) splits each row into S, GlobalAvgPool(S) joins S rows into one.
 The input is one row a sample, unless a layer that works on sequences (attention, positional,

@@ -1,26 +1,28 @@
-"""`make bench`: speed and memory measured on the device, rendered here as docs/performance.md.
+"""`make bench`: speed and memory measured on the device, rendered here as a page (--doc).
 
     .venv/bin/python -m tinyattn_host bench [--port P] [--out build/bench] [--quick]
-                      [--doc docs/performance.md] [--repeats N] [--cap S] [--heap 256k]
+                      [--doc build/bench/performance.md] [--repeats N] [--cap S] [--heap 256k]
 
 The device side is the tinyattn-bench mip package (the folder tinyattn/bench/: __init__.py, fit.py,
-plan.py, stream.py, timing.py): it prints each result as one JSON line as it measures. With a port,
-`tinyattn.bench.run()` runs on the board (deployed first when needed), all in its own heap.
-Without one, on the MicroPython unix port ($MICROPYTHON, else the one installed here; the ulab
-stand-in when it has no ulab), with the package compiled to .mpy as `make deploy` ships it:
-the times in one process; the largest S by a fresh interpreter for every S tried, started
-with `-X heapsize=<--heap>`; the smallest heap for a few S, by bisection over -X heapsize. Writes bench.json to --out and the tables and plot to --doc.
+plan.py, stream.py, timing.py): `tinyattn.bench.run()` emits each result as it measures (a JSON
+line at a REPL; through the link, a RECORD frame of RUN). With a port, it runs on the board
+through the link (deployed first when needed), in the heap the link leaves. Without one, on
+the MicroPython unix port ($MICROPYTHON, else the one installed here; the ulab stand-in when it
+has no ulab): the times on the virtual board through the link, as on a board; the largest S by
+a fresh interpreter for every S tried, started with `-X heapsize=<--heap>`, with the package
+compiled to .mpy as `make deploy` ships it; the smallest heap for a few S, by bisection over -X
+heapsize. Writes bench.json to --out and the tables and plot to --doc
+(build/bench/performance.md; `make docs-figures` writes docs/performance.md).
 """
 
 import json
-import os
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from . import benchreport
+from .. import protocol
 from ..errors import DeviceError
 from ..virtual import unixport
 from ..board.deploy import SOURCE_DIR, MpyFormat, package_files
@@ -29,7 +31,7 @@ from ..checks.progress import Progress
 from ..device_modules import device_module
 
 DEFAULT_OUT = Path("build") / "bench"
-DEFAULT_DOC = unixport.ROOT / "docs" / "performance.md"
+DEFAULT_DOC = DEFAULT_OUT / "performance.md"  # docs/performance.md: make docs-figures
 TIMING_HEAP = "16m"
 SILENCE = 600  # seconds the board may print nothing (one measurement) before it is given up
 
@@ -130,32 +132,6 @@ def compiled_package(command, folder):
     return how
 
 
-def stream(code, heap, device_dir, on_record):
-    """Run MicroPython `code` on the unix port, on_record(dict) for each result line as it
-    comes; raises DeviceError with the output's last line if the code fails."""
-    command = [unixport.interpreter(), "-X", "heapsize=" + heap, "-c", code]
-    env = dict(os.environ, MICROPYPATH=unixport.search_path(device_dir=device_dir))
-    other = []
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          env=env) as proc:
-        try:
-            for line in proc.stdout:
-                if line.startswith(PLAN.MARK):
-                    on_record(json.loads(line[len(PLAN.MARK):]))
-                else:
-                    other.append(line)
-        finally:
-            if proc.poll() is None and sys.exc_info()[0] is not None:
-                proc.kill()
-    if proc.returncode:
-        raise DeviceError("the bench failed on the unix port: " + _last_line(other))
-
-
-def _last_line(lines):
-    """The last line that is not blank (a traceback's: the exception), or "no output"."""
-    return next((line.strip() for line in reversed(lines) if line.strip()), "no output")
-
-
 def fits(S, checkpoint, heap, device_dir):
     """bench.fit.fits(S) in a fresh interpreter started with -X heapsize=heap."""
     code = "from tinyattn.bench.fit import fits\nprint(fits(%d, %d, %d, %r))" % (
@@ -218,17 +194,23 @@ def unixport_heap_bytes(heap):
     return int(heap.rstrip("kKmM")) * scale
 
 
-def on_unix_port(collector, quick, heap):
-    """Measure on the unix port into collector.results."""
+def on_virtual_board(collector, quick, heap):
+    """Measure on the unix port into collector.results: the timings on the virtual board
+    through the link (RUN, as on a board); the largest S and the smallest heaps in fresh
+    interpreters, one a trial with its own -X heapsize (a heap measured, not a board)."""
+    from ..board.board import Board
+
     command = unixport.interpreter()
     with tempfile.TemporaryDirectory() as tmp:
         how = compiled_package(command, tmp)
         collector.progress.log("measuring on %s (ulab: %s), the package as %s"
                                % (command, "real" if unixport.has_ulab(command) else
                                   "STAND-IN", how))
-        stream("import tinyattn.bench as b\nb.run(quick=%r, repeats=%d, cap=%r, "
-               "search_largest=False)" % (quick, collector.repeats, collector.cap),
-               TIMING_HEAP, tmp, collector)
+        with Board(port=None, heap=TIMING_HEAP, out=lambda *_: None) as board:
+            board.start_link().run("bench", "run", collector, {
+                "quick": quick, "repeats": collector.repeats, "cap": collector.cap,
+                "search_largest": False}, timeout=SILENCE)
+            board.stop_link()
         collector.results["header"]["timing_heap"] = TIMING_HEAP
         collector.results["header"]["package"] = how
         largest_fresh(collector, heap, PLAN.QUICK_LIMIT if quick else PLAN.LARGEST_LIMIT, tmp)
@@ -236,28 +218,20 @@ def on_unix_port(collector, quick, heap):
 
 
 def on_board(collector, port, quick):
-    """Run tinyattn.bench.run() on the board at `port` into collector.results (deployed
-    first: a deploy copies only the files that differ, and puts the bench there too)."""
+    """tinyattn.bench.run() on the board at `port` into collector.results, through the link
+    (RUN, its records as they come; deployed first: a deploy copies only the files that
+    differ, and puts the bench there too)."""
     from ..board.board import Board
-
-    pending = []
-
-    def consume(data):
-        pending.append(data.decode(errors="replace"))
-        *done, rest = "".join(pending).split("\n")
-        pending[:] = [rest]
-        for line in done:
-            if line.startswith(PLAN.MARK):
-                collector(json.loads(line[len(PLAN.MARK):]))
 
     with Board(port=port, deploy="always", out=collector.progress.log) as board:
         collector.progress.log("running tinyattn.bench.run() on %s" % port)
-        _, err = board.transport.exec_raw(
-            "import tinyattn.bench as b\nb.run(quick=%r, repeats=%d, cap=%r)"
-            % (quick, collector.repeats, collector.cap), timeout=SILENCE, data_consumer=consume)
-    if err:
-        raise DeviceError("tinyattn.bench.run() failed on the board: "
-                          + _last_line(err.decode(errors="replace").splitlines()))
+        try:
+            board.start_link().run("bench", "run", collector, {
+                "quick": quick, "repeats": collector.repeats, "cap": collector.cap},
+                timeout=SILENCE)
+        except protocol.ErrorReply as err:
+            raise DeviceError("tinyattn.bench.run() failed on the board: %s" % err.message)
+        board.stop_link()
     collector.results["header"]["package"] = "as deployed on the board"
 
 
@@ -266,7 +240,7 @@ KERNEL_SOURCES = ("int8/kernels.py", "int8/kernels_attend.py")  # linear; the at
 
 def chip_cost():
     """The int8 kernels' inner loops on the ESP32-S3, estimated from the xtensawin code
-    mpy-cross emits for kernels.py and qkernels_attend.py (tinyattn_host.chipcost), as a
+    mpy-cross emits for int8/kernels.py and int8/kernels_attend.py (tinyattn_host.chipcost), as a
     markdown table."""
     from ..chipcost import chipcost
 
@@ -289,7 +263,7 @@ def bench_command(args):
         if args.port:
             on_board(collector, args.port, args.quick)
         else:
-            on_unix_port(collector, args.quick, args.heap)
+            on_virtual_board(collector, args.quick, args.heap)
     finally:
         progress.clear()
     results = collector.results

@@ -2,7 +2,7 @@
 
     with Board(port=None) as board:      # None: a virtual board, started and stopped here
         link = board.start_link()        # tinyattn.link.serve() through the raw REPL
-        link.request(...)
+        link.forward(x)                  # the typed requests (link_requests.py), RUN
 
 Every failure a user can meet on the way is a BoardError whose message says what to do.
 """
@@ -142,7 +142,7 @@ class Board:
         try:
             link.exit()
             self.transport.read_until(1, b">", timeout=2)
-        except (protocol.LinkTimeout, protocol.DeviceError, DeviceReset):
+        except (protocol.LinkTimeout, protocol.ErrorReply, DeviceReset):
             pass
 
     def release(self):

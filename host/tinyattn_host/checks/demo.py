@@ -2,52 +2,43 @@
 
     .venv/bin/python -m tinyattn_host demo [--port P] [--epochs N] [--report DIR]
 
-The device trains the Iris model and prints what it prints at the REPL; with a report folder,
-`demo.json` gets the loss and the test accuracy after every epoch and `demo_training.png`
-plots them.
+The device trains the Iris model and sends, through the link (RUN), each line it prints at the
+REPL; with a report folder, `demo.json` gets the loss and the test accuracy after every epoch
+and `demo_training.png` plots them.
 """
 
 import json
 import sys
 from pathlib import Path
 
-from mpremote.transport import TransportError
-
 from . import plots
+from .. import protocol
 from ..board.board import Board
 from ..board.ports import choose
 from ..errors import BoardError, UsageError
 
-MARK = "@@HISTORY "
-SILENCE = 300  # seconds without output after which the device is given up on
+SILENCE = 300  # seconds without a record after which the device is given up on
 
 
 def run_demo(board, epochs=100, out=sys.stdout):
-    """Run the demo on an open board.Board, copy its output to `out`; return its history."""
-    code = ("import json, tinyattn\nh = {}\ntinyattn.demo(epochs=%d, history=h)\n"
-            "print(%r + json.dumps(h))\n" % (epochs, MARK))
-    pending = bytearray()
+    """Run the demo on an open board.Board through the link (RUN of
+    tinyattn.iris_demo.records), copy its lines to `out` as they come; return its history."""
     history = {}
 
-    def consume(data):
-        pending.extend(data.replace(b"\x04", b""))
-        while b"\n" in pending:
-            line, _, rest = bytes(pending).partition(b"\n")
-            pending[:] = rest
-            text = line.decode(errors="replace").rstrip("\r")
-            if text.startswith(MARK):
-                history.update(json.loads(text[len(MARK):]))
-            else:
-                out.write(text + "\n")
-                out.flush()
+    def on_record(record):
+        if record.get("kind") == "line":
+            out.write(record["text"] + "\n")
+            out.flush()
+        elif record.get("kind") == "history":
+            history.update((k, v) for k, v in record.items() if k != "kind")
 
+    link = board.link or board.start_link()
     try:
-        _, error = board.transport.exec_raw(code, timeout=SILENCE, data_consumer=consume)
-    except TransportError as err:
+        link.run("iris_demo", "records", on_record, {"epochs": epochs}, timeout=SILENCE)
+    except protocol.LinkTimeout as err:
         raise BoardError("the demo did not finish on %s: %s" % (board.port, err)) from None
-    if error:
-        raise BoardError("the demo failed on the device: %s"
-                         % error.decode(errors="replace").strip().splitlines()[-1])
+    except protocol.ErrorReply as err:
+        raise BoardError("the demo failed on the device: %s" % err.message) from None
     return history
 
 

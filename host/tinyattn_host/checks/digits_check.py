@@ -1,6 +1,6 @@
 """The digits part of `make run`: the encoder model on the board, every answer checked.
 
-A digits model (device/tinyattn/digits.py DIGITS_CONFIG) trained briefly on the host is
+A digits model (device/tinyattn/datasets/digits.py DIGITS_CONFIG) trained briefly on the host is
 loaded on the device; the test rows go over the link in batches and each batch's logits are
 compared with the float64 reference (relative error: max |device - reference| over
 max(1, max |reference|)); then a few SGD steps on the device and on the reference, the
@@ -9,7 +9,6 @@ weights read back after each.
 
 import numpy as np
 
-from .. import protocol
 from ..digits import DIGITS_CONFIG, load_digits, split, train_host
 from ..reference.sequential import sequential_forward
 from ..reference.training import SGD, train_step
@@ -47,7 +46,7 @@ def check_digits(check, rows=None):
     params = {k: v.astype(np.float32).astype(np.float64) for k, v in params.items()}
 
     def load():
-        check.board.link.request(protocol.LOAD_MODEL, {"config": DIGITS_CONFIG}, params)
+        check.board.link.load_model(DIGITS_CONFIG, params)
 
     check.make_room("digits", DIGITS_CONFIG)
     load()
@@ -60,7 +59,7 @@ def check_digits(check, rows=None):
     batches = []
     for index, start in enumerate(range(0, len(X_test), batch_size)):
         xb = X_test[start:start + batch_size]
-        head, got = check.request(protocol.FORWARD, {}, {"x": xb}, reload=load)
+        head, got = check.retry(lambda link: link.forward(xb), reload=load)
         logits = got["logits"].astype(np.float64)
         ref = want[start:start + len(xb)]
         batch = {"batch": index, "rows": len(xb), "rel_err": relative_error(logits, ref),
@@ -100,10 +99,8 @@ def _train_steps(check, params, X_train, y_train):
     for step in range(TRAIN_STEPS):
         rows = slice(step * batch_size, (step + 1) * batch_size)
         x, labels = X_train[rows], y_train[rows]
-        head, _ = check.board.link.request(
-            protocol.TRAIN_STEP, {"optimizer": "sgd", "lr": TRAIN_LR},
-            {"x": x, "labels": labels.astype(np.int32)})
-        _, weights = check.board.link.request(protocol.GET_WEIGHTS)
+        head = check.board.link.train_step(x, labels, "sgd", TRAIN_LR)
+        _, weights = check.board.link.get_weights()
         loss = train_step(DIGITS_CONFIG, reference, optimizer, x, labels)
         err = max(relative_error(weights[k].astype(np.float64), reference[k]) for k in reference)
         loss_err = abs(head["loss"] - loss) / max(1.0, abs(loss))

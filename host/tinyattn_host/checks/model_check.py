@@ -127,8 +127,8 @@ def check_model(link, model_path, X, batch_size=16, out=print, expect=None, prog
                                                       "KB of %s" % model_path)
     started = time.monotonic()
     try:
-        link.request(protocol.LOAD_MODEL, {"config": config}, params)
-    except protocol.DeviceError as err:
+        link.load_model(config, params)
+    except protocol.ErrorReply as err:
         if err.name != "NO_MEMORY":
             raise
         raise DoesNotFit(does_not_fit % "it ran out of memory loading it (the free heap is "
@@ -146,7 +146,7 @@ def check_model(link, model_path, X, batch_size=16, out=print, expect=None, prog
     worst = {"reference": 0.0, "expect": 0.0}
     for start in range(0, len(X), batch):
         xb = X[start:start + batch]
-        head, got = link.request(protocol.FORWARD, {}, {"x": xb})
+        head, got = link.forward(xb)
         got = got["logits"].astype(np.float64)
         first = start * len(want) // len(X)  # the outputs of these input rows
         rows = slice(first, first + len(got))

@@ -1,10 +1,11 @@
 """The host-driven check behind `make run`: Iris batches to the device, answers to the reference.
 
 Two models, a seeded random-init one and one trained on the host (reference training, Adam):
-each is loaded on the device; all 150 samples go through its float path in batches (logits
-compared with the float64 reference: max abs error, class agreement), then the device
-quantizes it (calibration: all 150 samples) and the int8 path runs on the same batches
-(compared bit for bit with the integer reference). One training step is checked too.
+each is loaded on the device and quantized there (calibration: all 150 samples); all 150
+samples go through its float and int8 paths in batches, one FORWARD a batch (logits compared
+with the float64 reference: max abs error, class agreement; the int8 output bit for bit with
+the integer reference on the input as the device quantized it). One training step is checked
+too. tests/e2e/test_run_requests.py counts the requests.
 """
 
 import time
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import digits_check, heap_fit
-from ..quantize import in_scale, out_scale, quantize_tensor
+from ..quantize import quantize_tensor
 from .run_report import write_report
 from .. import protocol
 from ..board.board import Board, DeviceReset
@@ -26,7 +27,7 @@ from ..device_modules import device_module
 from ..interop.statedict import param_shapes
 
 IRIS = device_module("datasets/iris")
-IRIS_CONFIG = IRIS.CONFIG  # the board's (the check compares it with GET_WEIGHTS' config)
+IRIS_CONFIG = IRIS.CONFIG  # the board's (the check compares it with LOAD_MODEL's reply)
 FLOAT_TOLERANCE = 1e-4  # |device - reference| <= 1e-4 * max(1, max |reference|): float32
 TRAIN_STEP_LR = 0.05
 
@@ -163,8 +164,8 @@ class Check:
 
     def run(self):
         start = time.monotonic()
-        link = self.board.link or self.board.start_link()
-        self.summary.device = link.hello()
+        link = self.board.link or self.board.start_link()  # its HELLO done
+        self.summary.device = link.info
         X, y = iris()
         trained, self.summary.training = trained_model(X, y, self.seed)
         models = [("random", random_model(self.seed)), ("trained", trained)]
@@ -187,23 +188,24 @@ class Check:
         self.summary.seconds = time.monotonic() - start
         return self.summary
 
-    def request(self, kind, head=None, arrays=(), reload=None):
-        """A request that survives one device reset: reconnect, reload, ask again."""
+    def retry(self, ask, reload=None):
+        """ask(link), a request that survives one device reset: reconnect, reload, ask again."""
         try:
-            return self.board.link.request(kind, head, arrays)
+            return ask(self.board.link)
         except (DeviceReset, protocol.LinkTimeout) as err:
             self.summary.resets += 1
             self.out("the device reset (%s): reconnecting" % err)
             self.board.start_link()
             if reload:
                 reload()
-            return self.board.link.request(kind, head, arrays)
+            return ask(self.board.link)
 
-    def fit(self, name, config, asked, work):
+    def fit(self, name, config, asked, work, taken=0):
         """The rows (at most `asked`) of a `work` request ("forward", "quantize", "train") on
         the loaded model `name` that fit in the board's heap: heap_fit.rows_that_fit on the
-        bytes STATUS says are free. A cut is printed and kept in the summary."""
-        free = self.board.link.status()["free"]
+        bytes free after the last LOAD_MODEL (its reply says), less `taken` bytes made since
+        (an int8 model). A cut is printed and kept in the summary."""
+        free = self.board.link.free - taken
         rows = heap_fit.rows_that_fit(free, config, asked, work,
                                       heap_fit.board_word_bits(self.summary.device),
                                       self.board.link.float_bytes)
@@ -219,7 +221,7 @@ class Check:
         restart the link (a soft reset), which frees what the earlier models left behind
         (their modules' code among it); said and kept in the summary like a cut. The STATUS
         survives a link that left on the host's silence (the host training before)."""
-        free = self.request(protocol.STATUS)[0]["free"]
+        free = self.retry(lambda link: link.status())["free"]
         if heap_fit.model_fits(free, config, self.board.link.float_bytes):
             return
         self.board.stop_link()
@@ -233,20 +235,18 @@ class Check:
         calibration = []  # the rows QUANTIZE calibrates on: all of X when they fit
 
         def load():
-            self.board.link.request(protocol.LOAD_MODEL, {"config": IRIS_CONFIG}, params)
+            head = self.board.link.load_model(IRIS_CONFIG, params)
+            if head["config"] != IRIS_CONFIG:
+                raise RuntimeError("the device's model config %r is not the harness's %r"
+                                   % (head["config"], IRIS_CONFIG))
             if not calibration:
                 rows = self.fit(name, IRIS_CONFIG, len(X), "quantize")
                 calibration.append(X[np.linspace(0, len(X) - 1, rows).round().astype(int)])
-            return self.board.link.request(protocol.QUANTIZE, {}, {"x": calibration[0]})
+            return self.board.link.quantize(calibration[0])
 
-        load()
-        head, _ = self.request(protocol.GET_WEIGHTS, reload=load)
-        if head["config"] != IRIS_CONFIG:
-            raise RuntimeError("the device's model config %r is not the harness's %r"
-                               % (head["config"], IRIS_CONFIG))
-        qhead, qarrays = self.request(protocol.QUANTIZE, {}, {"x": calibration[0]}, reload=load)
+        qhead, qarrays = self.retry(lambda link: load())
         qlayers = reference_qlayers(qhead, qarrays)
-        s_in, s_out = in_scale(qhead["layers"]), out_scale(qhead["layers"][-1])
+        int8_bytes = sum(a.nbytes for a in qarrays.values())
         ref_logits, caches = sequential_forward(IRIS_CONFIG, params, X)
         attention_ref = next(c for c in caches if isinstance(c, dict))["A_cache"]
         keep = self.samples.setdefault(name, {"device": [], "reference": [], "attention": None,
@@ -255,7 +255,7 @@ class Check:
                                               "int8": [],
                                               "maps": attention_ref,
                                               "classes": ref_logits.argmax(1)})
-        batch = self.fit(name, IRIS_CONFIG, self.batch_size, "forward")
+        batch = self.fit(name, IRIS_CONFIG, self.batch_size, "forward", int8_bytes)
         starts = range(0, len(X), batch)
         for index, start in enumerate(starts):
             if self.on_batch:
@@ -263,21 +263,24 @@ class Check:
             xb = X[start:start + batch]
             want = ref_logits[start:start + len(xb)]
             first = index == 0
-            fhead, got = self.request(protocol.FORWARD, {"attention": first}, {"x": xb},
-                                       reload=load)
+            fhead, got = self.retry(lambda link: link.forward(xb, attention=first, int8=True),
+                                    reload=load)
             logits = got["logits"].astype(np.float64)
-            xq = quantize_tensor(xb, s_in)
-            ihead, iout = self.request(protocol.FORWARD_INT8, {}, {"x": xq}, reload=load)
-            yq = iout["y"].reshape(ihead["rows"], ihead["cols"])
+            xq = got["xq"].reshape(xb.shape)  # the int8 input as the device quantized it
+            s_out = fhead["out_scale"]
+            yq = got["y"].reshape(fhead["rows"], fhead["cols"])
             yq_ref = int8_forward(xq, qlayers)[-1]
+            # its quantization agrees with the host's to a step (float32 against float64 at
+            # a tie); every row's integer output is then exactly the reference's
+            quantized = np.abs(xq.astype(int) - quantize_tensor(xb, fhead["in_scale"])) <= 1
             tolerance = FLOAT_TOLERANCE * max(1.0, np.abs(want).max())
             result = BatchResult(
                 model=name, batch=index, rows=len(xb),
                 float_max_err=float(np.abs(logits - want).max()),
                 float_agree=int(np.sum(logits.argmax(1) == want.argmax(1))),
-                int8_exact=int(np.sum(np.all(yq == yq_ref, axis=1))),
+                int8_exact=int(np.sum(np.all(yq == yq_ref, axis=1) & np.all(quantized, axis=1))),
                 int8_agree_float=int(np.sum((yq * s_out).argmax(1) == want.argmax(1))),
-                us_float=fhead.get("us", 0), us_int8=ihead.get("us", 0),
+                us_float=fhead.get("us", 0), us_int8=fhead.get("int8_us", 0),
                 tolerance=float(tolerance))
             self.summary.batches.append(result)
             keep["device"].append(logits)
@@ -290,12 +293,10 @@ class Check:
 
     def _check_train_step(self, params, X, y):
         """One SGD step on the device and on the reference; the weights read back agree."""
-        self.board.link.request(protocol.LOAD_MODEL, {"config": IRIS_CONFIG}, params)
+        self.board.link.load_model(IRIS_CONFIG, params)
         rows = slice(0, self.fit("random", IRIS_CONFIG, self.batch_size, "train"))
-        head, _ = self.board.link.request(
-            protocol.TRAIN_STEP, {"optimizer": "sgd", "lr": TRAIN_STEP_LR},
-            {"x": X[rows], "labels": y[rows].astype(np.int32)})
-        _, weights = self.board.link.request(protocol.GET_WEIGHTS)
+        head = self.board.link.train_step(X[rows], y[rows], "sgd", TRAIN_STEP_LR)
+        _, weights = self.board.link.get_weights()
         reference = dict(params)
         loss = train_step(IRIS_CONFIG, reference, SGD(lr=TRAIN_STEP_LR), X[rows], y[rows])
         err = max(float(np.abs(weights[k] - reference[k]).max()) for k in reference)

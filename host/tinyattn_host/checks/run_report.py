@@ -13,7 +13,7 @@ IRIS_CONFIG = device_module("datasets/iris").CONFIG
 
 
 def write_report(directory, summary, samples):
-    """summary.json with every figure, and the PNG plots (checks/plots.py) of each model:
+    """summary.json with every figure, and the PNG plots (tinyattn_host.checks.plots) of each model:
     error histogram and relative error (the tolerance and where it comes from), int8 against
     float, the trained model's attention on inputs of each class and the board's maps against
     the reference's, the vowels stream frame by frame; the trained model's training curve."""

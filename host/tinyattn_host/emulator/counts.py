@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from ..chipcost import chipcost
-from ..virtual.unixport import DEVICE_DIR
+from ..locations import DEVICE_DIR
 from .kernel_runs import representative_runs
 from .machine import Emulator
 from .qemu import EmulatorError, missing_reason

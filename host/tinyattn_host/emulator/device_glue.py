@@ -16,7 +16,7 @@ import sys
 import types
 from contextlib import contextmanager
 
-from ..virtual.unixport import DEVICE_DIR, STANDIN_DIR
+from ..locations import DEVICE_DIR, STANDIN_DIR
 
 VIPER_TYPES = ("ptr", "ptr8", "ptr16", "ptr32", "uint")
 SHADOWED = ("tinyattn", "micropython", "ulab")

@@ -1,4 +1,4 @@
-"""NumPy reference of the int8 path (device/tinyattn/kernels.py, quant.py), bit for bit.
+"""NumPy reference of the int8 path (device/tinyattn/int8/kernels.py, int8/layers.py), bit for bit.
 
 Every intermediate is computed in int64 and checked into int32 (`int32`): on the ESP32-S3 a
 viper int is 32 bits and wraps, which the 64-bit unix port never shows. `worst_case_bounds`

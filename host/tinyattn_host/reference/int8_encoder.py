@@ -1,5 +1,5 @@
-"""NumPy reference of the int8 encoder ops (device/tinyattn/qkernels_norm.py, qnorm.py,
-qencoder.py), bit for bit, every intermediate checked into int32 as in `int8`.
+"""NumPy reference of the int8 encoder ops (device/tinyattn/int8/kernels_norm.py, int8/norm.py,
+int8/encoder.py), bit for bit, every intermediate checked into int32 as in `int8`.
 
 LayerNorm of an int8 row x of E values (scale s_x; the normalisation does not depend on it):
     S = sum x,  V = E sum x^2 - S^2  (= E^2 var, exact),  W = V + eps_q  (eps_q = E^2 eps / s_x^2)

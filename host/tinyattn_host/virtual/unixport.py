@@ -12,10 +12,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import BoardError, DeviceError
+from ..locations import DEVICE_DIR, STANDIN_DIR
 
-ROOT = Path(__file__).resolve().parents[3]
-DEVICE_DIR = ROOT / "device"
-STANDIN_DIR = ROOT / "tools" / "standin"
 
 
 class MicroPythonError(DeviceError):

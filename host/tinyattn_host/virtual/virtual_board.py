@@ -24,6 +24,7 @@ from pathlib import Path
 from ..cli import heap_size
 from ..errors import BoardError
 from . import unixport
+from ..locations import STANDIN_DIR
 from .pty_pump import PtyPump
 from .unixport_process import boot, has_raw_repl
 
@@ -80,7 +81,7 @@ class VirtualBoard(PtyPump):
             self.flash_dir = Path(tempfile.mkdtemp(prefix="tinyattn-flash-"))
         (self.flash_dir / "lib").mkdir(parents=True, exist_ok=True)
         if self.ulab == "stand-in":
-            shutil.copytree(unixport.STANDIN_DIR / "ulab", self.flash_dir / "lib" / "ulab",
+            shutil.copytree(STANDIN_DIR / "ulab", self.flash_dir / "lib" / "ulab",
                             dirs_exist_ok=True)
         self._host, slave = os.openpty()
         tty.setraw(slave)

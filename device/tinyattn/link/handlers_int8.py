@@ -1,0 +1,73 @@
+"""The handlers of the int8 model's messages (LOAD_QMODEL, FORWARD_INT8) and FORWARD's int8
+part; QUANTIZE, which needs the float model, is handlers.py's. Same contract as handlers.py."""
+
+import time
+
+from .framing import LinkError
+from .records import field, integers, mask_of, only, shape_of
+from .wire import NO_MODEL
+
+
+def need_qmodel(session):
+    if session.qmodel is None:
+        raise LinkError(NO_MODEL, "no int8 model: send QUANTIZE or LOAD_QMODEL first")
+    return session.qmodel
+
+
+def load_qmodel(session, head, arrays):
+    """An int8 model from its layer descriptions and integer arrays (as QUANTIZE replies)."""
+    from ..int8.model import qmodel_from
+
+    only(head, ("layers",))
+    layers = field(head, "layers", "list")
+    buffers = {}
+    for name in arrays:
+        buffers[name] = integers(arrays, name)
+    session.qmodel = qmodel_from(layers, buffers)
+    return session.qmodel.description(), session.qmodel.named_arrays()
+
+
+def forward_int8(session, head, arrays):
+    """The int8 model's integer output (int8, or int32 accumulators) for int8 input x.
+
+    x goes into the session's input buffer, the same one while its size stays, so the model
+    is planned once per batch shape (QSequential.forward_int plans for a new buffer)."""
+    only(head, ())
+    mask = mask_of(arrays)
+    qmodel = need_qmodel(session)
+    rows, cols = shape_of(arrays, "x", None, 2)
+    keep = keep_of(mask)
+    session.xq, _, _ = integers(arrays, "x", "b", session.xq)
+    start = time.ticks_us()
+    y, rows, cols = qmodel.forward_int(session.xq, rows, cols, keep=keep)
+    took = time.ticks_diff(time.ticks_us(), start)
+    return {"rows": rows, "cols": cols, "us": took}, [("y", y, qmodel.out_code(), (rows, cols))]
+
+
+def int8_forward(session, qmodel, x, mask):
+    """FORWARD's int8 part: x quantized into the session's buffer, the integer layers run;
+    the reply's head (scales, shape, time) and arrays (xq as quantized, y)."""
+    from ..int8.numbers import quantize_tensor
+
+    keep = keep_of(mask)
+    rows, cols = x.shape
+    reuse = session.xq if session.xq is not None and len(session.xq) == rows * cols else None
+    session.xq = xq = quantize_tensor(x, qmodel.in_scale, out=reuse)
+    start = time.ticks_us()
+    y, out_rows, out_cols = qmodel.forward_int(xq, rows, cols, keep=keep)
+    took = time.ticks_diff(time.ticks_us(), start)
+    return ({"int8_us": took, "rows": out_rows, "cols": out_cols,
+             "in_scale": qmodel.in_scale, "out_scale": qmodel.layers[-1].out_scale()},
+            [("xq", xq, "b", (rows, cols)), ("y", y, qmodel.out_code(), (out_rows, out_cols))])
+
+
+def keep_of(mask):
+    """The B*S bytes of a float padding mask (B, S) the int8 layers take, checked; or None."""
+    if mask is None:
+        return None
+    from ..int8.attention import keep_bytes
+    from ..nn.pooling_masks import require_mask
+
+    B, S = mask.shape
+    require_mask(mask, B, S)
+    return keep_bytes(mask, B * S, S)
