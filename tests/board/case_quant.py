@@ -270,23 +270,6 @@ def test_quantize_tensor_rounds_half_up_and_saturates():
                 "low -127")
 
 
-def test_a_few_values_quantize_value_by_value_as_the_whole_array_does():
-    """Up to numbers.SMALL values go value by value (no ulab arrays made); the numbers are
-    the whole-array form's: halves, saturation, both lows, scales that are not powers of 2."""
-    from tinyattn.int8.numbers import SMALL
-
-    values = [k / 4.0 - 40.0 for k in range(SMALL)]  # quarters: every half after * 1/s
-    small = np.array([values])
-    whole = np.array([values * 3])  # over SMALL: ulab's arrays
-    for scale, low in ((0.5, -128), (0.25, -127), (0.3, -128), (1.0 / 7, -127)):
-        got = quantize_tensor(small, scale, low=low)
-        want = quantize_tensor(whole, scale, low=low)[:SMALL]
-        check.equal(list(got), list(want), "scale %r, low %d" % (scale, low))
-    bad = np.array([[1.0, float("nan")]])
-    if "NaN" not in check.raises(ValueError, quantize_tensor, bad, 1.0):
-        fail("NaN not named")
-
-
 def test_int8_forward_allocates_nothing_once_planned():
     """After the first call of a shape, forward_int runs its kernels with no heap allocation
     (buffers made once per shape, kernels called positionally)."""

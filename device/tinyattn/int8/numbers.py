@@ -69,21 +69,8 @@ def quantize_tensor(x, scale, low=-128, out=None):
     return out
 
 
-SMALL = 64
-"""quantize_into goes value by value up to this many values (a sample or a few): each ulab
-array the whole-array form makes is an allocation searched for in a heap the model has cut
-into pieces, which costs more than the arithmetic (a batch-1 forward's largest part)."""
-
-_FULL_FLOAT = 1.0 + 2.0 ** -23 != 1.0  # Python floats as precise as ulab's float32 (not a
-# port whose floats lose bits in the object word): value by value gives ulab's numbers
-
-
 def quantize_into(x, inverse_scale, low, out):
     """quantize_tensor's work, unchecked: out must hold the rows * cols of the 2-D x."""
-    rows, cols = x.shape
-    if rows * cols <= SMALL and _FULL_FLOAT:
-        _quantize_values(x, inverse_scale, float(low), out)
-        return
     total = float(np.sum(np.sum(x, axis=1)))
     if total - total != 0:  # NaN or infinity, or finite numbers whose sum overflows
         from ..nn.checks import all_finite
@@ -98,23 +85,8 @@ def quantize_into(x, inverse_scale, low, out):
         u = memoryview(u)  # ulab's buffer
     except TypeError:  # the stand-in has none
         u = bytearray(u.flatten().tolist())
+    rows, cols = x.shape
     kernels.table_lookup(u, out, rows * cols, _FLIP)
-
-
-def _quantize_values(x, inverse_scale, low, out):
-    """quantize_into's numbers one value at a time, the same operations in the same float:
-    v = clamp(x * inverse_scale, low, 127) + 128, then C's round (ulab's float to uint8),
-    half away from zero: v >= 0 and its fraction v - int(v) is exact, minus 128."""
-    i = 0
-    for row in x.tolist():
-        for v in row:
-            if v - v != 0:
-                raise ValueError("x holds NaN or infinity; the int8 model takes finite input")
-            v = v * inverse_scale
-            v = (low if v < low else 127.0 if v > 127.0 else v) + 128.0
-            r = int(v)
-            out[i] = r - 127 if v - r >= 0.5 else r - 128
-            i += 1
 
 
 def dequantize(values, rows, cols, scale):
