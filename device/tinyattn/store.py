@@ -36,7 +36,6 @@ from .link.wire import FILE_MAGIC as MAGIC
 from .link.wire import FILE_SEQUENTIAL as SEQUENTIAL
 from .link.wire import FILE_VERSION as VERSION
 from .link.wire import ITEMSIZE
-from .stored_arrays import item_count, open_file, read_file  # noqa: F401 (read_file: here too)
 
 
 
@@ -63,6 +62,8 @@ def load(path):
     checked against the arrays' shapes before anything is allocated, the model is built, and
     each array is read from the file straight into its parameter, a row at a time.
     """
+    from .stored_arrays import open_file  # (its heap only for a load)
+
     if not isinstance(path, str):
         raise ValueError("path must be a str, got %r" % (path,))
     with open_file(path) as stored:
@@ -77,6 +78,13 @@ def load(path):
             return model_from(meta["config"], shapes, stored.read_into)
         except ValueError as err:
             raise ValueError("%s: %s" % (path, err))
+
+
+def read_file(path):
+    """(kind, meta, arrays) of a file, every array decoded at once (stored_arrays.read_file)."""
+    from .stored_arrays import read_file
+
+    return read_file(path)
 
 
 # ---- a model from its config and named arrays (store.load and the link's LOAD_MODEL) ------
@@ -160,6 +168,8 @@ def _write_array(out, name, value, code=None, shape=None):
     else:
         if code not in ITEMSIZE or code == "f":
             raise ValueError("array %s: typecode %r cannot be stored" % (name, code))
+        from .stored_arrays import item_count
+
         shape = tuple(shape)
         if item_count(shape) * ITEMSIZE[code] != len(bytes(value)):
             raise ValueError("array %s: shape %r of %r does not fill its %d bytes"

@@ -73,7 +73,7 @@ def quantize_tensor(x, scale, low=-128, out=None):
 
 def quantize_into(x, inverse_scale, low, out):
     """quantize_tensor's work, unchecked: out must hold the rows * cols of the 2-D x."""
-    total = float(np.sum(x))
+    total = float(np.sum(np.sum(x, axis=1)))
     if total - total != 0:  # NaN or infinity, or finite numbers whose sum overflows
         from ..nn.checks import all_finite
 
