@@ -6,6 +6,7 @@ PyTorch (it says torch or state_dict()); `host`: host Python (NumPy, the host's 
 minutes (the demo, the bench, a training) that tests run with smaller arguments."""
 
 import re
+import shlex
 
 import pytest
 
@@ -109,7 +110,7 @@ def test_every_shell_block_names_commands_that_exist():
     wrong = []
     for page, line in shell_lines():
         for part in re.split(r"&&|;|\|", line):
-            words = [w for w in part.split() if not re.match(r"^[A-Z_]+=", w)]
+            words = [w for w in _words(part) if not re.match(r"^[A-Z_]+=", w)]
             if words[:1] == ["make"]:
                 wrong += [(page, line) for w in words[1:] if not w.startswith("-")
                           and w not in targets]
@@ -123,3 +124,12 @@ def test_every_shell_block_names_commands_that_exist():
                 if program not in ("python", "pip", "mpremote", "micropython", "esptool"):
                     wrong.append((page, line))
     assert not wrong, wrong
+
+
+def _words(part):
+    """A shell line's words as the shell splits them (PROMPT="One day" one word); a part the
+    split at && ; | leaves unbalanced falls back to white space."""
+    try:
+        return shlex.split(part)
+    except ValueError:
+        return part.split()

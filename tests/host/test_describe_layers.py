@@ -100,7 +100,7 @@ def test_named_and_positional_descriptions_write_the_same_file(tmp_path):
     ({"nhead": None}, "error: the description's entry 3: TransformerEncoderLayer needs field "
                       "'nhead' (its fields: d_model, nhead, "),
     ({"kind": "Encoder"}, "error: the description's entry 3: unknown layer kind 'Encoder' "
-                          "(known: Activation, Dense, "),
+                          "(known: Activation, "),
 ])
 def test_an_unknown_or_missing_field_is_one_line_naming_it(tmp_path, capsys, change, message):
     folder = FIXTURES / "torch" / "base"

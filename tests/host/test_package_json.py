@@ -36,7 +36,8 @@ def test_the_parts_list_every_device_file_once_with_the_package_version():
 def test_the_bench_is_its_own_package_that_needs_the_core():
     core, bench = _content("core"), _content("bench")
     assert sorted(t for t, _ in bench["urls"]) == [
-        "tinyattn/bench/__init__.py", "tinyattn/bench/fit.py", "tinyattn/bench/plan.py",
+        "tinyattn/bench/__init__.py", "tinyattn/bench/decoder.py", "tinyattn/bench/fit.py",
+        "tinyattn/bench/plan.py",
         "tinyattn/bench/stream.py", "tinyattn/bench/timing.py"]
     assert not any("bench" in t for t, _ in core["urls"])
     assert core["deps"] == []

@@ -264,15 +264,17 @@ def _remote_files(transport, directory):
 
 
 def _import_on_device(transport):
-    """Soft reset, import the package; return its version and the file it came from."""
+    """Soft reset, import the package and the ulab it needs (the package itself imports ulab
+    only on first use); return its version and the file it came from."""
     transport.enter_raw_repl(soft_reset=True)
     try:
-        transport.exec(f"import {PACKAGE}")
+        transport.exec(f"import {PACKAGE}\nfrom ulab import numpy")
     except TransportExecError as error:
         message = error.error_output.strip().splitlines()[-1]
         hint = (" The firmware has no ulab: flash one built with ulab (README, 'First board')."
                 if "ulab" in message else "")
-        raise DeployError(f"import {PACKAGE} failed on the device: {message}.{hint}") from None
+        raise DeployError(f"import {PACKAGE} (and ulab) failed on the device: {message}.{hint}") \
+            from None
     version = transport.eval(f"{PACKAGE}.__version__")
     imported_from = transport.eval(f"getattr({PACKAGE}, '__file__', '?')")
     if not imported_from.startswith(TARGET_DIR + "/") and imported_from != "?":
