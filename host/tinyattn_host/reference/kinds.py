@@ -61,8 +61,14 @@ def param_shapes(spec):
 def takes_mask(name):
     """Whether kind `name` takes a padding mask: the device's declaration says (spec.py)."""
     spec = device_spec()
-    found = spec.KINDS.get(name)
-    return found is not None and found[spec.TAKES_MASK]
+    return bool(spec.role(name, spec.TAKES_MASK))
+
+
+def stream_role(name):
+    """Kind `name`'s role in a stream (the device's declaration, STREAM in spec.py): "skip",
+    "row", "position", "cache", "pool", or None."""
+    spec = device_spec()
+    return spec.role(name, spec.STREAM)
 
 
 def device_kinds():
