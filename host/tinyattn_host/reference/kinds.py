@@ -16,6 +16,14 @@ A declaration gives, for a config entry `spec` = [kind, *args] and its parameter
           reference of the device's int8 layer of that kind (spec: its description());
           run(x, layer, mask) too where forward takes a mask;
           or int8_as: the int8 kind the device quantizes this one into (Gelu: "Activation")
+
+and, of its int8 layer description `q` (the device's description(), int8 kinds only), what its
+int8 class answers on the board:
+    in_scale(q): the scale of its input (the layer's s_x unless given)
+    out_scale(q): the scale of its output, out_scale() (s_y unless given; an int32 output's is
+           its accumulator's)
+    in_width(q, after): the width of its input rows, where it fixes it; after() is the width
+           the layers after it take (None: not fixed); None (the default) when it does not
 """
 
 from ..device_modules import device_module
@@ -26,17 +34,22 @@ KINDS = {}
 class Kind:
     """One layer kind's host declaration (the module docstring says what each part is)."""
 
-    def __init__(self, name, forward, backward, torch=None, int8=None, int8_as=None):
+    def __init__(self, name, forward, backward, torch=None, int8=None, int8_as=None,
+                 in_scale=None, out_scale=None, in_width=None):
         self.name, self.forward, self.backward = name, forward, backward
         self.torch = dict(torch or {})
         self.int8, self.int8_as = int8, int8_as or (name if int8 else None)
+        self.in_scale = in_scale or (lambda q: q["s_x"])
+        self.out_scale = out_scale or (lambda q: q["s_y"])
+        self.in_width = in_width or (lambda q, after: None)
 
 
-def declare(name, forward, backward, torch=None, int8=None, int8_as=None):
-    """Declare kind `name` (module docstring); returns its Kind."""
+def declare(name, forward, backward, **roles):
+    """Declare kind `name` (module docstring: torch, int8, int8_as, in_scale, out_scale,
+    in_width by name); returns its Kind."""
     if name in KINDS:
         raise ValueError("layer kind %r is declared twice" % name)
-    KINDS[name] = Kind(name, forward, backward, torch, int8, int8_as)
+    KINDS[name] = Kind(name, forward, backward, **roles)
     return KINDS[name]
 
 
