@@ -36,6 +36,16 @@ class QDense:
     FIELDS = {"in": "dim", "out": "dim", "mult": "mult?", "s_x": "scale", "s_w": "scale",
               "s_y": "scale?", "lo": "lo"}
 
+    @staticmethod
+    def float_entry(spec):
+        """The float config entry of its sizes (int8/spec.py follows it, nn/flow.py)."""
+        return ["Dense", spec["in"], spec["out"]]
+
+    @staticmethod
+    def int32_output(spec):
+        """Whether its description keeps the int32 accumulator (no multiplier)."""
+        return spec["mult"] is None
+
     def __init__(self, in_features, out_features, W, b, mult, s_x, s_w, s_y, lo=-128):
         self.in_features, self.out_features = in_features, out_features
         self.W, self.b, self.mult = W, b, mult  # W offset binary (out, in)
@@ -115,6 +125,11 @@ class QActivation:
     kind = "Activation"
     FIELDS = {"name": "str", "s_x": "scale", "s_y": "scale"}
 
+    @staticmethod
+    def float_entry(spec):
+        """The float config entry of its sizes (int8/spec.py follows it, nn/flow.py)."""
+        return ["Activation", "relu"]  # its name says nothing of sizes
+
     def __init__(self, name, table, s_x, s_y):
         self.name, self.table, self.s_x, self.s_y = name, table, s_x, s_y
         self.src, self.out, self._n = None, None, 0
@@ -179,6 +194,11 @@ class QTokens:
     kind = "Tokens"
     FIELDS = {"seq_len": "dim", "s_x": "scale"}
 
+    @staticmethod
+    def float_entry(spec):
+        """The float config entry of its sizes (int8/spec.py follows it, nn/flow.py)."""
+        return ["Tokens", spec["seq_len"]]
+
     def __init__(self, seq_len, s_x):
         self.seq_len, self.s_x = seq_len, s_x
 
@@ -220,6 +240,11 @@ class QGlobalAvgPool:
 
     kind = "GlobalAvgPool"
     FIELDS = {"seq_len": "dim", "mult": "mult", "s_x": "scale", "s_y": "scale", "by_count": "list"}
+
+    @staticmethod
+    def float_entry(spec):
+        """The float config entry of its sizes (int8/spec.py follows it, nn/flow.py)."""
+        return ["GlobalAvgPool", spec["seq_len"]]
 
     def __init__(self, seq_len, mult, s_x, s_y, mults):
         self.seq_len, self.mult, self.s_x, self.s_y = seq_len, mult, s_x, s_y

@@ -38,6 +38,11 @@ class QLayerNorm:
     FIELDS = {"E": "dim", "eps": "count", "mult": "mult", "s_x": "scale", "s_g": "scale",
               "s_y": "scale"}
 
+    @staticmethod
+    def float_entry(spec):
+        """The float config entry of its sizes (int8/spec.py follows it, nn/flow.py)."""
+        return ["LayerNorm", spec["E"]]
+
     def __init__(self, E, gamma, beta, eps, mult, s_x, s_g, s_y):
         self.E, self.gamma, self.beta, self.eps, self.mult = E, gamma, beta, eps, mult
         self.s_x, self.s_g, self.s_y = s_x, s_g, s_y
@@ -96,6 +101,11 @@ class QPositional:
     kind = "PositionalEmbedding"
     FIELDS = {"seq_len": "dim", "E": "dim", "mults": "add", "s_x": "scale", "s_p": "scale",
               "s_y": "scale"}
+
+    @staticmethod
+    def float_entry(spec):
+        """The float config entry of its sizes (int8/spec.py follows it, nn/flow.py)."""
+        return ["PositionalEmbedding", spec["seq_len"], spec["E"]]
 
     def __init__(self, seq_len, E, P, mults, s_x, s_p, s_y):
         self.seq_len, self.E, self.P, self.mults = seq_len, E, P, mults

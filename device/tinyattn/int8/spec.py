@@ -27,7 +27,8 @@ def check_description(description, shapes):
     for i, spec in enumerate(layers):
         where = "layers[%d]" % i
         cls = _check_layer(i, spec)
-        if i < len(layers) - 1 and _int32_output(spec):
+        int32 = getattr(cls, "int32_output", None)
+        if i < len(layers) - 1 and int32 is not None and int32(spec):
             raise ValueError("%s: only the last layer may keep its int32 accumulator (its "
                              "multiplier null)" % where)
         for name, code, shape, required in cls.array_shapes(spec):
@@ -80,41 +81,15 @@ def _check_layer(i, spec):
         raise ValueError("layers[%d]: 'kind' must be one of %s, got %r"
                          % (i, ", ".join(layer_kind()), kind))
     check_layer_spec("layers[%d]" % i, spec, cls)
-    if spec["kind"] == "SelfAttention" and spec["seq_len"] is None:
+    if spec.get("seq_len", 1) is None:  # an attention layer's may be None, not a model's
         raise ValueError("layers[%d]: 'seq_len' must be an int >= 1 in a model" % i)
     return cls
 
 
-def _int32_output(spec):
-    """Whether a (checked) layer description keeps its int32 accumulator as its output."""
-    if spec["kind"] == "Dense":
-        return spec["mult"] is None
-    return spec["kind"] == "SelfAttention" and spec["mults"]["out"] is None
-
-
 def float_config(layers):
     """The float config of the same sizes as (checked) int8 layer descriptions: what
-    nn/flow.py follows."""
-    return [_float_entry(spec) for spec in layers]
-
-
-def _float_entry(spec):
-    kind = spec["kind"]
-    if kind == "Dense":
-        return [kind, spec["in"], spec["out"]]
-    if kind == "Activation":
-        return [kind, "relu"]
-    if kind == "SelfAttention":
-        return [kind, spec["E"], spec["H"], spec["seq_len"]]
-    if kind == "LayerNorm":
-        return [kind, spec["E"]]
-    if kind == "PositionalEmbedding":
-        return [kind, spec["seq_len"], spec["E"]]
-    if kind == "TransformerEncoderLayer":
-        attn = spec["parts"]["self_attn"]
-        return [kind, attn["E"], attn["H"], spec["parts"]["linear1"]["out"], 0.0, "relu",
-                False, 1e-5, spec["seq_len"]]
-    return [kind, spec["seq_len"]]  # Tokens, GlobalAvgPool
+    nn/flow.py follows (each int8 class's float_entry)."""
+    return [layer_kind(spec["kind"]).float_entry(spec) for spec in layers]
 
 
 def _plain(value):
