@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import protocol
 from ..quantize import in_scale, out_scale, quantize_tensor
-from ..reference.kinds import kind
+from ..reference.kinds import kind as declared
 from ..reference.sequential import int8_forward, int8_layers
 from . import model_heap
 
@@ -16,7 +16,7 @@ from . import model_heap
 def input_width(specs):
     """The input width of an int8 model's layer specs, None when its first layers do not fix it
     (each kind's declaration says, reference/kinds.py: in_width)."""
-    return kind(specs[0]["kind"]).in_width(
+    return declared(specs[0]["kind"]).in_width(
         specs[0], lambda: input_width(specs[1:]) if len(specs) > 1 else None)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from .. import modelfile
 from ..device_modules import device_module
 from ..reference.encoder import gelu_forward
-from ..reference.kinds import kind
+from ..reference.kinds import kind as declared
 from ..reference.layers import activation_forward
 from .calibrate import calibrate, layer_params
 from .encoder import encoder
@@ -78,12 +78,12 @@ def _values(stats):
 def out_scale(spec):
     """The scale of a layer's output (its out_scale()): its kind's declaration says
     (reference/kinds.py)."""
-    return kind(spec["kind"]).out_scale(spec)
+    return declared(spec["kind"]).out_scale(spec)
 
 
 def in_scale(specs):
     """The model's input scale (QSequential.in_scale) of its layer specs: the first layer's."""
-    return kind(specs[0]["kind"]).in_scale(specs[0])
+    return declared(specs[0]["kind"]).in_scale(specs[0])
 
 
 def file_bytes(kind, meta, arrays):

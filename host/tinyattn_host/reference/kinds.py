@@ -22,6 +22,8 @@ int8 class answers on the board:
     in_scale(q): the scale of its input (the layer's s_x unless given)
     out_scale(q): the scale of its output, out_scale() (s_y unless given; an int32 output's is
            its accumulator's)
+    in_rows(q): the rows of one sample its input takes, where it is a model's first layer (1
+           unless given)
     in_width(q, after): the width of its input rows, where it fixes it; after() is the width
            the layers after it take (None: not fixed); None (the default) when it does not
 """
@@ -35,18 +37,19 @@ class Kind:
     """One layer kind's host declaration (the module docstring says what each part is)."""
 
     def __init__(self, name, forward, backward, torch=None, int8=None, int8_as=None,
-                 in_scale=None, out_scale=None, in_width=None):
+                 in_scale=None, out_scale=None, in_width=None, in_rows=None):
         self.name, self.forward, self.backward = name, forward, backward
         self.torch = dict(torch or {})
         self.int8, self.int8_as = int8, int8_as or (name if int8 else None)
         self.in_scale = in_scale or (lambda q: q["s_x"])
         self.out_scale = out_scale or (lambda q: q["s_y"])
         self.in_width = in_width or (lambda q, after: None)
+        self.in_rows = in_rows or (lambda q: 1)
 
 
 def declare(name, forward, backward, **roles):
     """Declare kind `name` (module docstring: torch, int8, int8_as, in_scale, out_scale,
-    in_width by name); returns its Kind."""
+    in_width, in_rows by name); returns its Kind."""
     if name in KINDS:
         raise ValueError("layer kind %r is declared twice" % name)
     KINDS[name] = Kind(name, forward, backward, **roles)
