@@ -32,7 +32,6 @@ ALLOWED = {
     "host/tinyattn_host/quantize/calibrate.py":
         "the statistics an attention or encoder layer keeps (Q, K, V; its intermediates)",
     "host/tinyattn_host/checks/run_report.py": "the attention layer of the Iris model's report",
-    "host/tinyattn_host/checks/heap_fit.py": "the heap model's per-kind terms",
     "host/tinyattn_host/chipcost/stream_estimate.py": "a stream step's multiply-adds per kind",
     "device/tinyattn/datasets/vowels.py": "the vowels model's encoder layers",
     "device/tinyattn/link/handlers.py": "the link's longest sequence of an attention layer",

@@ -36,15 +36,8 @@ class QAttention:
                          "wq": "scale", "wk": "scale", "wv": "scale", "wo": "scale",
                          "y": "scale?"}}
 
-    @staticmethod
-    def float_entry(spec):
-        """The float config entry of its sizes (int8/spec.py follows it, nn/flow.py)."""
-        return ["SelfAttention", spec["E"], spec["H"], spec["seq_len"]]
-
-    @staticmethod
-    def int32_output(spec):
-        """Whether its description keeps the int32 accumulator (no output multiplier)."""
-        return spec["mults"]["out"] is None
+    FLOAT = ("E", "H", "seq_len")  # int8/spec.py's float_config: the float entry's arguments
+    INT32 = ("mults", "out")  # int8/spec.py: a null output multiplier keeps the int32 accumulator
 
     def __init__(self, embed_dim, num_heads, seq_len, weights, biases, mults, scales,
                  num_kv_heads=None):

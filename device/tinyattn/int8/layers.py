@@ -11,7 +11,9 @@ Contract of a quantized layer (QSequential relies on nothing else):
 - `run()`: the kernels, positionally, no allocation;
 - `spec()`, `arrays(prefix)` and `from_spec(spec, arrays, prefix)`: the saved form, weights
   as int8 (kept in memory as offset binary, w + 128, which the kernels load without a sign
-  step).
+  step); `FIELDS`, the saved form's schema, and `FLOAT` (or `float_entry(spec)`), the fields
+  giving its float kind's arguments, and `INT32` where it may keep its accumulator: what
+  int8/spec.py checks a description with (docs/layer-kinds.md).
 """
 
 import array
@@ -36,15 +38,8 @@ class QDense:
     FIELDS = {"in": "dim", "out": "dim", "mult": "mult?", "s_x": "scale", "s_w": "scale",
               "s_y": "scale?", "lo": "lo"}
 
-    @staticmethod
-    def float_entry(spec):
-        """The float config entry of its sizes (int8/spec.py follows it, nn/flow.py)."""
-        return ["Dense", spec["in"], spec["out"]]
-
-    @staticmethod
-    def int32_output(spec):
-        """Whether its description keeps the int32 accumulator (no multiplier)."""
-        return spec["mult"] is None
+    FLOAT = ("in", "out")  # int8/spec.py's float_config: the float entry's arguments
+    INT32 = ("mult",)  # int8/spec.py: a null multiplier keeps the int32 accumulator
 
     def __init__(self, in_features, out_features, W, b, mult, s_x, s_w, s_y, lo=-128):
         self.in_features, self.out_features = in_features, out_features
@@ -125,10 +120,7 @@ class QActivation:
     kind = "Activation"
     FIELDS = {"name": "str", "s_x": "scale", "s_y": "scale"}
 
-    @staticmethod
-    def float_entry(spec):
-        """The float config entry of its sizes (int8/spec.py follows it, nn/flow.py)."""
-        return ["Activation", "relu"]  # its name says nothing of sizes
+    FLOAT = ("relu",)  # not a field: the value itself (its name says nothing of sizes)
 
     def __init__(self, name, table, s_x, s_y):
         self.name, self.table, self.s_x, self.s_y = name, table, s_x, s_y
@@ -194,10 +186,7 @@ class QTokens:
     kind = "Tokens"
     FIELDS = {"seq_len": "dim", "s_x": "scale"}
 
-    @staticmethod
-    def float_entry(spec):
-        """The float config entry of its sizes (int8/spec.py follows it, nn/flow.py)."""
-        return ["Tokens", spec["seq_len"]]
+    FLOAT = ("seq_len",)
 
     def __init__(self, seq_len, s_x):
         self.seq_len, self.s_x = seq_len, s_x
@@ -241,10 +230,7 @@ class QGlobalAvgPool:
     kind = "GlobalAvgPool"
     FIELDS = {"seq_len": "dim", "mult": "mult", "s_x": "scale", "s_y": "scale", "by_count": "list"}
 
-    @staticmethod
-    def float_entry(spec):
-        """The float config entry of its sizes (int8/spec.py follows it, nn/flow.py)."""
-        return ["GlobalAvgPool", spec["seq_len"]]
+    FLOAT = ("seq_len",)
 
     def __init__(self, seq_len, mult, s_x, s_y, mults):
         self.seq_len, self.mult, self.s_x, self.s_y = seq_len, mult, s_x, s_y

@@ -38,10 +38,7 @@ class QLayerNorm:
     FIELDS = {"E": "dim", "eps": "count", "mult": "mult", "s_x": "scale", "s_g": "scale",
               "s_y": "scale"}
 
-    @staticmethod
-    def float_entry(spec):
-        """The float config entry of its sizes (int8/spec.py follows it, nn/flow.py)."""
-        return ["LayerNorm", spec["E"]]
+    FLOAT = ("E",)  # int8/spec.py's float_config: the float entry's arguments
 
     def __init__(self, E, gamma, beta, eps, mult, s_x, s_g, s_y):
         self.E, self.gamma, self.beta, self.eps, self.mult = E, gamma, beta, eps, mult
@@ -102,10 +99,7 @@ class QPositional:
     FIELDS = {"seq_len": "dim", "E": "dim", "mults": "add", "s_x": "scale", "s_p": "scale",
               "s_y": "scale"}
 
-    @staticmethod
-    def float_entry(spec):
-        """The float config entry of its sizes (int8/spec.py follows it, nn/flow.py)."""
-        return ["PositionalEmbedding", spec["seq_len"], spec["E"]]
+    FLOAT = ("seq_len", "E")
 
     def __init__(self, seq_len, E, P, mults, s_x, s_p, s_y):
         self.seq_len, self.E, self.P, self.mults = seq_len, E, P, mults

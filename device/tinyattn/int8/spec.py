@@ -27,8 +27,7 @@ def check_description(description, shapes):
     for i, spec in enumerate(layers):
         where = "layers[%d]" % i
         cls = _check_layer(i, spec)
-        int32 = getattr(cls, "int32_output", None)
-        if i < len(layers) - 1 and int32 is not None and int32(spec):
+        if i < len(layers) - 1 and _int32_output(cls, spec):
             raise ValueError("%s: only the last layer may keep its int32 accumulator (its "
                              "multiplier null)" % where)
         for name, code, shape, required in cls.array_shapes(spec):
@@ -86,10 +85,30 @@ def _check_layer(i, spec):
     return cls
 
 
+def _int32_output(cls, spec):
+    """Whether a (checked) description keeps its int32 accumulator: its class's INT32 is the
+    path of the multiplier that is then null (none: it never does)."""
+    path = getattr(cls, "INT32", None)
+    if path is None:
+        return False
+    for key in path:
+        spec = spec[key]
+    return spec is None
+
+
 def float_config(layers):
     """The float config of the same sizes as (checked) int8 layer descriptions: what
-    nn/flow.py follows (each int8 class's float_entry)."""
-    return [layer_kind(spec["kind"]).float_entry(spec) for spec in layers]
+    nn/flow.py follows. Each int8 class's FLOAT names the fields that give its float kind's
+    arguments (a value that is not a field is itself); a class whose entry is more than that
+    has float_entry(spec) (the encoder layer)."""
+    config = []
+    for spec in layers:
+        cls = layer_kind(spec["kind"])
+        if hasattr(cls, "float_entry"):
+            config.append(cls.float_entry(spec))
+        else:
+            config.append([cls.kind] + [spec.get(f, f) for f in cls.FLOAT])
+    return config
 
 
 def _plain(value):
