@@ -10,7 +10,9 @@ from tinyattn.int8.model import int8_class, layer_kind
 from tinyattn.nn.arguments import dim
 from tinyattn.nn.flow import follow
 from tinyattn.nn.layer import Layer, build, layer_class
-from tinyattn.nn.spec import KINDS, MODULE, REQUIRED, declare, layer_shapes, model_shapes, module_of
+from tinyattn.nn.spec import (KINDS, MODULE, REQUIRED, STREAM, declare, layer_shapes,
+                              model_shapes, module_of)
+from tinyattn.nn.stream import Stream
 from tinyattn.rng import Rng
 from tinyattn.store import SEQUENTIAL, check_arrays, write_file
 from ulab import numpy as np
@@ -92,7 +94,7 @@ class Scale(Layer):
 
 def test_a_kind_declared_here_is_known_everywhere():
     declare("Scale", "case_kinds", ("features", dim, REQUIRED), lambda n: [("s", (n,))],
-            flow=(("features", 0),))
+            flow=(("features", 0),), stream="row")
     try:
         assert tinyattn.Scale is Scale, "tinyattn.Scale is %r" % (tinyattn.Scale,)
         config = [["Dense", 4, 3, True], ["Scale", 3]]
@@ -109,6 +111,10 @@ def test_a_kind_declared_here_is_known_everywhere():
         text = check.raises(ValueError, Sequential.from_config, [["Scale", 0]])
         assert "features must be an int >= 1" in text, text
         check.equal(follow(config), (4, 1, (1, 3)), "the shapes followed through Scale")
+        check.equal(Stream(model, 2).step(x), model.forward(x), "a stream's step (role row)")
+        KINDS["Scale"] = KINDS["Scale"][:STREAM] + (None,)  # no stream role: refused
+        text = check.raises(ValueError, Stream, model, 2)
+        assert "a stream cannot run a Scale layer" in text, text
         text = check.raises(ValueError, follow, [["Dense", 4, 3, True], ["Scale", 5]])
         assert "layer 1 (Scale): features 5, but the rows it gets have 3" in text, text
     finally:

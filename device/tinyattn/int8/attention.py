@@ -36,6 +36,9 @@ class QAttention:
                          "wq": "scale", "wk": "scale", "wv": "scale", "wo": "scale",
                          "y": "scale?"}}
 
+    FLOAT = ("E", "H", "seq_len")  # int8/spec.py's float_config: the float entry's arguments
+    INT32 = ("mults", "out")  # int8/spec.py: a null output multiplier keeps the int32 accumulator
+
     def __init__(self, embed_dim, num_heads, seq_len, weights, biases, mults, scales,
                  num_kv_heads=None):
         self.embed_dim, self.num_heads, self.seq_len = embed_dim, num_heads, seq_len

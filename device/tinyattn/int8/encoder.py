@@ -72,6 +72,13 @@ class QTransformerEncoderLayer:
     FIELDS = {"seq_len": "dim", "norm_first": "bool", "causal": "bool", "adds": "adds",
               "s_x": "scale", "s_y": "scale", "parts": "dict"}
 
+    @staticmethod
+    def float_entry(spec):
+        """The float config entry of its sizes (int8/spec.py follows it, nn/flow.py)."""
+        attn = spec["parts"]["self_attn"]
+        return ["TransformerEncoderLayer", attn["E"], attn["H"], spec["parts"]["linear1"]["out"],
+                0.0, "relu", False, 1e-5, spec["seq_len"]]
+
     def __init__(self, parts, adds, norm_first, seq_len, causal, s_x, s_y):
         self.parts, self.adds = parts, adds
         self.norm_first, self.seq_len, self.causal = norm_first, seq_len, causal

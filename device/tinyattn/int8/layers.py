@@ -11,7 +11,9 @@ Contract of a quantized layer (QSequential relies on nothing else):
 - `run()`: the kernels, positionally, no allocation;
 - `spec()`, `arrays(prefix)` and `from_spec(spec, arrays, prefix)`: the saved form, weights
   as int8 (kept in memory as offset binary, w + 128, which the kernels load without a sign
-  step).
+  step); `FIELDS`, the saved form's schema, and `FLOAT` (or `float_entry(spec)`), the fields
+  giving its float kind's arguments, and `INT32` where it may keep its accumulator: what
+  int8/spec.py checks a description with (docs/layer-kinds.md).
 """
 
 import array
@@ -35,6 +37,9 @@ class QDense:
     kind = "Dense"
     FIELDS = {"in": "dim", "out": "dim", "mult": "mult?", "s_x": "scale", "s_w": "scale",
               "s_y": "scale?", "lo": "lo"}
+
+    FLOAT = ("in", "out")  # int8/spec.py's float_config: the float entry's arguments
+    INT32 = ("mult",)  # int8/spec.py: a null multiplier keeps the int32 accumulator
 
     def __init__(self, in_features, out_features, W, b, mult, s_x, s_w, s_y, lo=-128):
         self.in_features, self.out_features = in_features, out_features
@@ -115,6 +120,8 @@ class QActivation:
     kind = "Activation"
     FIELDS = {"name": "str", "s_x": "scale", "s_y": "scale"}
 
+    FLOAT = ("relu",)  # not a field: the value itself (its name says nothing of sizes)
+
     def __init__(self, name, table, s_x, s_y):
         self.name, self.table, self.s_x, self.s_y = name, table, s_x, s_y
         self.src, self.out, self._n = None, None, 0
@@ -179,6 +186,8 @@ class QTokens:
     kind = "Tokens"
     FIELDS = {"seq_len": "dim", "s_x": "scale"}
 
+    FLOAT = ("seq_len",)
+
     def __init__(self, seq_len, s_x):
         self.seq_len, self.s_x = seq_len, s_x
 
@@ -220,6 +229,8 @@ class QGlobalAvgPool:
 
     kind = "GlobalAvgPool"
     FIELDS = {"seq_len": "dim", "mult": "mult", "s_x": "scale", "s_y": "scale", "by_count": "list"}
+
+    FLOAT = ("seq_len",)
 
     def __init__(self, seq_len, mult, s_x, s_y, mults):
         self.seq_len, self.mult, self.s_x, self.s_y = seq_len, mult, s_x, s_y

@@ -38,6 +38,8 @@ class QLayerNorm:
     FIELDS = {"E": "dim", "eps": "count", "mult": "mult", "s_x": "scale", "s_g": "scale",
               "s_y": "scale"}
 
+    FLOAT = ("E",)  # int8/spec.py's float_config: the float entry's arguments
+
     def __init__(self, E, gamma, beta, eps, mult, s_x, s_g, s_y):
         self.E, self.gamma, self.beta, self.eps, self.mult = E, gamma, beta, eps, mult
         self.s_x, self.s_g, self.s_y = s_x, s_g, s_y
@@ -96,6 +98,8 @@ class QPositional:
     kind = "PositionalEmbedding"
     FIELDS = {"seq_len": "dim", "E": "dim", "mults": "add", "s_x": "scale", "s_p": "scale",
               "s_y": "scale"}
+
+    FLOAT = ("seq_len", "E")
 
     def __init__(self, seq_len, E, P, mults, s_x, s_p, s_y):
         self.seq_len, self.E, self.P, self.mults = seq_len, E, P, mults

@@ -27,7 +27,7 @@ def check_description(description, shapes):
     for i, spec in enumerate(layers):
         where = "layers[%d]" % i
         cls = _check_layer(i, spec)
-        if i < len(layers) - 1 and _int32_output(spec):
+        if i < len(layers) - 1 and _int32_output(cls, spec):
             raise ValueError("%s: only the last layer may keep its int32 accumulator (its "
                              "multiplier null)" % where)
         for name, code, shape, required in cls.array_shapes(spec):
@@ -80,41 +80,35 @@ def _check_layer(i, spec):
         raise ValueError("layers[%d]: 'kind' must be one of %s, got %r"
                          % (i, ", ".join(layer_kind()), kind))
     check_layer_spec("layers[%d]" % i, spec, cls)
-    if spec["kind"] == "SelfAttention" and spec["seq_len"] is None:
+    if spec.get("seq_len", 1) is None:  # an attention layer's may be None, not a model's
         raise ValueError("layers[%d]: 'seq_len' must be an int >= 1 in a model" % i)
     return cls
 
 
-def _int32_output(spec):
-    """Whether a (checked) layer description keeps its int32 accumulator as its output."""
-    if spec["kind"] == "Dense":
-        return spec["mult"] is None
-    return spec["kind"] == "SelfAttention" and spec["mults"]["out"] is None
+def _int32_output(cls, spec):
+    """Whether a (checked) description keeps its int32 accumulator: its class's INT32 is the
+    path of the multiplier that is then null (none: it never does)."""
+    path = getattr(cls, "INT32", None)
+    if path is None:
+        return False
+    for key in path:
+        spec = spec[key]
+    return spec is None
 
 
 def float_config(layers):
     """The float config of the same sizes as (checked) int8 layer descriptions: what
-    nn/flow.py follows."""
-    return [_float_entry(spec) for spec in layers]
-
-
-def _float_entry(spec):
-    kind = spec["kind"]
-    if kind == "Dense":
-        return [kind, spec["in"], spec["out"]]
-    if kind == "Activation":
-        return [kind, "relu"]
-    if kind == "SelfAttention":
-        return [kind, spec["E"], spec["H"], spec["seq_len"]]
-    if kind == "LayerNorm":
-        return [kind, spec["E"]]
-    if kind == "PositionalEmbedding":
-        return [kind, spec["seq_len"], spec["E"]]
-    if kind == "TransformerEncoderLayer":
-        attn = spec["parts"]["self_attn"]
-        return [kind, attn["E"], attn["H"], spec["parts"]["linear1"]["out"], 0.0, "relu",
-                False, 1e-5, spec["seq_len"]]
-    return [kind, spec["seq_len"]]  # Tokens, GlobalAvgPool
+    nn/flow.py follows. Each int8 class's FLOAT names the fields that give its float kind's
+    arguments (a value that is not a field is itself); a class whose entry is more than that
+    has float_entry(spec) (the encoder layer)."""
+    config = []
+    for spec in layers:
+        cls = layer_kind(spec["kind"])
+        if hasattr(cls, "float_entry"):
+            config.append(cls.float_entry(spec))
+        else:
+            config.append([cls.kind] + [spec.get(f, f) for f in cls.FLOAT])
+    return config
 
 
 def _plain(value):

@@ -8,14 +8,16 @@ its accumulator); step(x_t) takes a float frame (1, F), quantized as QSequential
 quantizes, and returns the dequantized output (1, out).
 
 The stream runs its own one-row copies of the model's layers (its headers and buffers, the
-model's weights and kernels shared), so the model's forward_int is left as it was:
-- Tokens: nothing; Dense, Activation, LayerNorm: on the one row, as in forward_int.
-- PositionalEmbedding: token t (from reset()) adds row t of the table, kept when the window
+model's weights and kernels shared), so the model's forward_int is left as it was; what each
+layer does is its kind's STREAM role (nn/spec.py), as in the float Stream:
+- "skip" (Tokens): nothing; "row" (Dense, Activation, LayerNorm): on the one row, as in
+  forward_int.
+- "position" (PositionalEmbedding): token t (from reset()) adds row t of the table, kept when the window
   slides; the table has S rows, so S tokens, then reset() (ValueError after).
-- TransformerEncoderLayer (causal): its Q, K and V projections of the new row (K and V
+- "cache" (TransformerEncoderLayer, causal): its Q, K and V projections of the new row (K and V
   written, offset binary, into slot t mod W of the layer's cache: K rows, V^T columns), and
   the int8 attention core (kernels_attend, bind_query) of that query over the kept slots.
-- GlobalAvgPool: the masked mean (kernels_pool) of its last W input rows.
+- "pool" (GlobalAvgPool): the masked mean (kernels_pool) of its last W input rows.
 Integer sums do not depend on the order of the keys, so the ring's slot order changes
 nothing: while t < W the output equals forward_int of the t + 1 tokens with a padding mask,
 bit for bit; after, the answer of the cache (what nn/stream.py says), which
@@ -32,6 +34,7 @@ from .model import QSequential
 from .norm import QLayerNorm, QPositional
 from .numbers import dequantize, int8_buffer, quantize_into
 from ..nn.checks import require_2d
+from ..nn.spec import STREAM, role
 
 
 class QStream:
@@ -47,16 +50,16 @@ class QStream:
         self.steps = []
         cols = None
         for layer in qmodel.layers:
-            kind = layer.kind
-            if kind == "Tokens":
+            does = role(layer.kind, STREAM)
+            if does == "skip":
                 continue
             if cols is None:
                 cols = _in_width(layer)
                 self._x = int8_buffer(cols)
                 src = self._x
-            step = self._one_row(layer, kind, window)
+            step = self._one_row(layer, does, window)
             src, _, cols = step.plan(src, 1, cols)
-            if kind == "TransformerEncoderLayer":  # its plan set the core's flags for a
+            if does == "cache":  # its plan set the core's flags for a
                 self.caches[-1].bind_core()  # full forward: the cache's query, every step
             self.steps.append(step)
         if not self.steps:
@@ -66,35 +69,31 @@ class QStream:
         self._scale = qmodel.layers[-1].out_scale()
         self.reset()
 
-    def _one_row(self, layer, kind, W):
-        if kind == "Dense":
-            return _dense(layer)
-        if kind == "Activation":
-            return QActivation(layer.name, layer.table, layer.s_x, layer.s_y)
-        if kind == "LayerNorm":
-            return _norm(layer)
-        if kind == "PositionalEmbedding":
+    def _one_row(self, layer, does, W):
+        if does == "row":
+            return _row(layer)
+        if does == "position":
             self.limit = layer.seq_len
             self.positional = _Positional(layer)
             return self.positional
-        if kind == "TransformerEncoderLayer":
+        if does == "cache":
             if not layer.causal:
                 raise ValueError("a stream needs causal encoder layers: quantize a model made "
                                  "with causal=True")
             p = layer.parts
             cache = _KVCache(p["self_attn"], W)
             self.caches.append(cache)
-            parts = {"self_attn": cache, "linear1": _dense(p["linear1"]),
-                     "linear2": _dense(p["linear2"]), "norm1": _norm(p["norm1"]),
-                     "norm2": _norm(p["norm2"]), "act": None if p["act"] is None else
-                     QActivation(p["act"].name, p["act"].table, p["act"].s_x, p["act"].s_y)}
+            parts = {"self_attn": cache, "linear1": _row(p["linear1"]),
+                     "linear2": _row(p["linear2"]), "norm1": _row(p["norm1"]),
+                     "norm2": _row(p["norm2"]),
+                     "act": None if p["act"] is None else _row(p["act"])}
             return QTransformerEncoderLayer(parts, layer.adds, layer.norm_first, 1, False,
                                             layer.s_x, layer.s_y)
-        if kind == "GlobalAvgPool":
+        if does == "pool":
             pool = _Pool(layer, W)
             self.pools.append(pool)
             return pool
-        raise ValueError("a stream cannot run a %s layer" % kind)
+        raise ValueError("a stream cannot run a %s layer" % layer.kind)
 
     def reset(self):
         """Forget every token: the next step is token 0 again."""
@@ -156,17 +155,24 @@ def _kernel(layer, w, cols, depth):
     return layer._kernel
 
 
+def _row(layer):
+    """A one-row copy of a "row" layer (QDense, QLayerNorm, QActivation) on its weights."""
+    if isinstance(layer, QDense):
+        return _dense(layer)
+    if isinstance(layer, QLayerNorm):
+        return QLayerNorm(layer.E, layer.gamma, layer.beta, layer.eps, layer.mult, layer.s_x,
+                          layer.s_g, layer.s_y)
+    if isinstance(layer, QActivation):
+        return QActivation(layer.name, layer.table, layer.s_x, layer.s_y)
+    raise ValueError("a stream cannot run a %s layer on one row" % layer.kind)
+
+
 def _dense(layer):
     """A one-row QDense on the model's weights and kernel."""
     copy = QDense(layer.in_features, layer.out_features, layer.W, layer.b, layer.mult,
                   layer.s_x, layer.s_w, layer.s_y, layer.lo)
     copy._kernel = _kernel(layer, layer.W, layer.out_features, layer.in_features)
     return copy
-
-
-def _norm(layer):
-    return QLayerNorm(layer.E, layer.gamma, layer.beta, layer.eps, layer.mult, layer.s_x,
-                      layer.s_g, layer.s_y)
 
 
 class _Positional(QPositional):

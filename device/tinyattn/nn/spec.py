@@ -18,7 +18,7 @@ KINDS = {}
 """Every layer kind a config may name -> its declaration (declare fills it)."""
 
 
-NAME, MODULE, ARGS, PARAMS, CHECK, SEEDED, INT8, FLOW, TAKES_MASK = range(9)
+NAME, MODULE, ARGS, PARAMS, CHECK, SEEDED, INT8, FLOW, TAKES_MASK, STREAM = range(10)
 """The fields of a declaration, a tuple (a tuple takes less heap than an object):
 NAME: its class's name, the first item of its config entries; MODULE: the module that defines
 the class (".layers": tinyattn.nn.layers); ARGS: name, check, default of each constructor
@@ -32,21 +32,31 @@ rows it gets, (step, argument index) pairs that flow.py follows ("features": its
 have that many features; "out": its output rows have that many; "tokens": it works on
 sequences of that many tokens, an argument None says nothing; "split": Tokens; "pool": a
 sequence becomes one row); TAKES_MASK: its forward(x, training, mask) takes a padding mask
-(B, S) of 0/1 (takes_mask(layer)). Modules are imported on first use, so a model pays the heap
-of the kinds it uses only."""
+(B, S) of 0/1 (takes_mask(layer)); STREAM: its role in a stream, one token at a time
+(nn/stream.py, int8/stream.py): "skip" (a frame is one token already), "row" (its forward on the
+one row), "position" (adds row t of its table), "cache" (a causal encoder layer: a key/value
+cache of the last W tokens), "pool" (the mean of its last W input rows), or None (a stream
+cannot run it). Modules are imported on first use, so a model pays the heap of the kinds it
+uses only."""
 
 
 def declare(name, module, args=(), params=None, check=None, seeded=False, int8=None, flow=(),
-            takes_mask=False):
+            takes_mask=False, stream=None):
     """Declare a layer kind (the fields above) and register it in KINDS; returns it."""
-    KINDS[name] = kind = (name, module, args, params, check, seeded, int8, flow, takes_mask)
+    KINDS[name] = kind = (name, module, args, params, check, seeded, int8, flow, takes_mask,
+                          stream)
     return kind
+
+
+def role(name, field):
+    """Field `field` of kind `name`'s declaration; None for a kind not declared."""
+    kind = KINDS.get(name)
+    return None if kind is None else kind[field]
 
 
 def takes_mask(layer):
     """Whether a layer (of a declared kind) takes a padding mask in its forward."""
-    kind = KINDS.get(type(layer).__name__)
-    return kind is not None and kind[TAKES_MASK]
+    return bool(role(type(layer).__name__, TAKES_MASK))
 
 
 def kind_of(name):
@@ -179,11 +189,11 @@ EPS = 1e-5  # LayerNorm's default eps, as PyTorch's
 
 declare("Dense", ".layers",
         ("in_features", dim, REQUIRED, "out_features", dim, REQUIRED, "use_bias", flag, True),
-        _dense, seeded=True, int8=".layers.QDense", flow=(("features", 0), ("out", 1)))
+        _dense, seeded=True, int8=".layers.QDense", flow=(("features", 0), ("out", 1)), stream="row")
 declare("Activation", ".layers", ("kind", _activation_kind, REQUIRED),
-        int8=".layers.QActivation")
+        int8=".layers.QActivation", stream="row")
 declare("Tokens", ".layers", ("seq_len", dim, REQUIRED), int8=".layers.QTokens",
-        flow=(("split", 0),))
+        flow=(("split", 0),), stream="skip")
 declare("SelfAttention", ".layers",
         ("embed_dim", dim, REQUIRED, "num_heads", dim, REQUIRED, "seq_len", dim, REQUIRED,
          "use_bias", flag, True, "dropout", fraction, 0.0, "checkpoint", flag, False,
@@ -191,14 +201,14 @@ declare("SelfAttention", ".layers",
         _attention, _attention_check, seeded=True, int8=".attention.QAttention",
         flow=(("features", 0), ("tokens", 2)), takes_mask=True)
 declare("GlobalAvgPool", ".layers", ("seq_len", dim, REQUIRED), int8=".layers.QGlobalAvgPool",
-        flow=(("tokens", 0), ("pool", 0)), takes_mask=True)
+        flow=(("tokens", 0), ("pool", 0)), takes_mask=True, stream="pool")
 declare("LayerNorm", ".norm", ("normalized_shape", dim, REQUIRED, "eps", positive, EPS),
-        _norm, int8=".norm.QLayerNorm", flow=(("features", 0),))
+        _norm, int8=".norm.QLayerNorm", flow=(("features", 0),), stream="row")
 declare("PositionalEmbedding", ".positional",
         ("seq_len", dim, REQUIRED, "embed_dim", dim, REQUIRED),
         lambda S, E: [("P", (S, E))], seeded=True, int8=".norm.QPositional",
-        flow=(("tokens", 0), ("features", 1)))
-declare("Gelu", ".gelu", int8=".layers.QActivation")
+        flow=(("tokens", 0), ("features", 1)), stream="position")
+declare("Gelu", ".gelu", int8=".layers.QActivation", stream="row")
 declare("TransformerEncoderLayer", ".encoder",
         ("d_model", dim, REQUIRED, "nhead", dim, REQUIRED, "dim_feedforward", dim, REQUIRED,
          "dropout", fraction, 0.0, "activation", choice(ENCODER_ACTIVATIONS), "relu",
@@ -206,7 +216,7 @@ declare("TransformerEncoderLayer", ".encoder",
          "seq_len", optional_dim, None, "causal", flag, False,
          "num_kv_heads", optional_dim, None),
         _encoder, _encoder_check, seeded=True, int8=".encoder.QTransformerEncoderLayer",
-        flow=(("features", 0), ("tokens", 7)), takes_mask=True)
+        flow=(("features", 0), ("tokens", 7)), takes_mask=True, stream="cache")
 declare("Embedding", ".embedding", ("num_embeddings", dim, REQUIRED, "embedding_dim", dim, REQUIRED),
         lambda V, E: [("W", (V, E))], seeded=True, flow=(("out", 1),))
 declare("RMSNorm", ".rmsnorm", ("dim", dim, REQUIRED, "eps", positive, EPS),

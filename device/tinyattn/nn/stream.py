@@ -6,16 +6,16 @@ one frame (1, F) and returns the model's output for it. Per token the cost is th
 projections of one row and attention over at most W cached keys: O(W E + E^2) a layer, where
 a full forward over the window is O(W^2 E + W E^2).
 
-What each kind of layer does on a stream:
-- Tokens: nothing (a frame is one token).
-- Dense, Activation, Gelu, LayerNorm: on the one row, as in a full forward.
-- PositionalEmbedding: token t (counted from reset()) gets row t of the table, the position
+What each kind of layer does on a stream is its declaration's STREAM role (nn/spec.py):
+- "skip" (Tokens): nothing (a frame is one token).
+- "row" (Dense, Activation, Gelu, LayerNorm): on the one row, as in a full forward.
+- "position" (PositionalEmbedding): token t (counted from reset()) gets row t of the table, the position
   it arrives at, and keeps it: its cached keys and values are not recomputed when the window
   slides. The table has S rows, so a stream takes at most S tokens before reset()
   (ValueError after).
-- TransformerEncoderLayer (causal=True): its query attends to the cached keys of the last W
+- "cache" (TransformerEncoderLayer, causal=True): its query attends to the cached keys of the last W
   tokens (this one included); the oldest leaves when the window is full.
-- GlobalAvgPool: the mean of its input over the last W tokens.
+- "pool" (GlobalAvgPool): the mean of its input over the last W tokens.
 While t < W (the window holds every token so far) the output equals the full causal forward
 of those t + 1 tokens. Once the window slides, each cached key and value is the one computed
 when its token arrived (with the context it had then); for a model with one encoder layer and
@@ -28,8 +28,7 @@ from ulab import numpy as np
 from .attention import _project
 from .checks import require_2d
 from .sdpa import Call, forward
-
-STATELESS = ("Dense", "Activation", "Gelu", "LayerNorm")
+from .spec import STREAM, role
 
 
 class Stream:
@@ -44,44 +43,42 @@ class Stream:
             raise ValueError("window must be an int >= 1, got %r" % (window,))
         self.window = window
         self.width = frame_width(model)
-        self.steps = []  # (kind, layer, state) in model order
+        self.steps = []  # (role, layer, state) in model order
         self.limit = None
         for layer in model.layers:
-            kind = type(layer).__name__
-            if kind == "TransformerEncoderLayer":
+            does = role(type(layer).__name__, STREAM)
+            state = None
+            if does == "cache":
                 if not layer.causal:
                     raise ValueError("a stream needs causal encoder layers: make them with "
                                      "causal=True")
                 state = _KVCache(layer.self_attn, window)
-            elif kind == "GlobalAvgPool":
+            elif does == "pool":
                 state = np.zeros((window, _width_before(model, layer)))
-            elif kind == "PositionalEmbedding":
+            elif does == "position":
                 self.limit = layer.seq_len
-                state = None
-            elif kind in STATELESS or kind == "Tokens":
-                state = None
-            else:
-                raise ValueError("a stream cannot run a %s layer" % kind)
-            self.steps.append((kind, layer, state))
+            elif does is None:
+                raise ValueError("a stream cannot run a %s layer" % type(layer).__name__)
+            self.steps.append((does, layer, state))
         self.reset()
 
     def reset(self):
         """Forget every token: the next step is token 0 again."""
         self.t = 0
-        for kind, _, state in self.steps:
-            if kind == "TransformerEncoderLayer":
+        for does, _, state in self.steps:
+            if does == "cache":
                 state.clear()
-            elif kind == "GlobalAvgPool":
+            elif does == "pool":
                 state[:] = 0.0
 
     def cache_bytes(self):
         """Bytes of the float state (float32 on a board): keys and values of each encoder
         layer, the pool's rows."""
         total = 0
-        for kind, _, state in self.steps:
-            if kind == "TransformerEncoderLayer":
+        for does, _, state in self.steps:
+            if does == "cache":
                 total += state.K.itemsize * (state.K.size + state.V.size)
-            elif kind == "GlobalAvgPool":
+            elif does == "pool":
                 total += state.itemsize * state.size
         return total
 
@@ -95,14 +92,14 @@ class Stream:
         kept = min(t + 1, self.window)
         slot = t % self.window
         x = x_t
-        for kind, layer, state in self.steps:
-            if kind == "Tokens":
+        for does, layer, state in self.steps:
+            if does == "skip":
                 continue
-            if kind == "PositionalEmbedding":
+            if does == "position":
                 x = x + layer.P[t:t + 1, :]
-            elif kind == "TransformerEncoderLayer":
+            elif does == "cache":
                 x = _encoder_step(layer, state, x, slot, kept)
-            elif kind == "GlobalAvgPool":
+            elif does == "pool":
                 state[slot:slot + 1, :] = x
                 x = np.sum(state[:kept, :], axis=0).reshape((1, x.shape[1])) * (1.0 / kept)
             else:
@@ -161,7 +158,7 @@ def frame_width(model):
     width, split = follow(model.config())[0], 1
     for layer in model.layers:
         kind = KINDS[type(layer).__name__]
-        if kind[0] == "Tokens":
+        if kind[STREAM] == "skip":  # Tokens: a frame is its rows side by side
             split *= layer.seq_len
         elif any(step == "features" for step, _ in kind[FLOW]):
             break

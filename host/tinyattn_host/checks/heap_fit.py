@@ -15,6 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..device_modules import device_module
 from ..reference.sequential import sequential_forward
 from ..interop.statedict import param_shapes
 
@@ -79,16 +80,12 @@ def row_bytes(config, work):
 
 
 def _input_width(config):
-    """Input columns of a model: its first Dense's (times a Tokens' seq_len before it)."""
-    width = 1
-    for spec in config:
-        if spec[0] == "Tokens":
-            width *= spec[1]
-        elif spec[0] == "Dense":
-            return width * spec[1]
-        elif spec[0] in ("SelfAttention", "TransformerEncoderLayer"):
-            return width * spec[1]
-    raise ValueError("no Dense or attention layer gives the input width of %r" % (config,))
+    """Input columns of a model: the first width its layers fix, as nn/flow.py follows each
+    kind's declaration (a Tokens' seq_len before it multiplies it)."""
+    width = device_module("nn/flow").follow(config)[0]
+    if width is None:
+        raise ValueError("no layer gives the input width of %r" % (config,))
+    return width
 
 
 def _floats(value):

@@ -8,21 +8,16 @@ import numpy as np
 
 from .. import protocol
 from ..quantize import in_scale, out_scale, quantize_tensor
+from ..reference.kinds import kind as declared
 from ..reference.sequential import int8_forward, int8_layers
 from . import model_heap
 
 
 def input_width(specs):
-    """The input width of an int8 model's layer specs, None when its first layers do not fix it."""
-    first = specs[0]
-    if first["kind"] == "Dense":
-        return first["in"]
-    if first["kind"] == "SelfAttention":
-        return first["E"]
-    if first["kind"] == "Tokens" and len(specs) > 1:
-        width = input_width(specs[1:])
-        return None if width is None else width * first["seq_len"]
-    return None
+    """The input width of an int8 model's layer specs, None when its first layers do not fix it
+    (each kind's declaration says, reference/kinds.py: in_width)."""
+    return declared(specs[0]["kind"]).in_width(
+        specs[0], lambda: input_width(specs[1:]) if len(specs) > 1 else None)
 
 
 def check_int8_model(link, model_path, meta, arrays, X, batch_size, out, expect, checked,

@@ -11,6 +11,7 @@ from pathlib import Path
 from .. import modelfile
 from ..bench.bench import compiled_package
 from ..device_modules import device_module
+from ..reference.kinds import kind as declared
 from ..virtual import unixport
 from .model_heap import BOARD_WITHOUT_PSRAM
 
@@ -32,8 +33,7 @@ def one_sample_shape(kind, meta):
         from .int8_model_check import input_width
 
         first = meta["layers"][0]
-        rows = first["seq_len"] if first["kind"] == "SelfAttention" else 1
-        return rows, input_width(meta["layers"])
+        return declared(first["kind"]).in_rows(first), input_width(meta["layers"])
     width, rows, _ = device_module("nn/flow").follow(meta["config"])
     return rows, width
 

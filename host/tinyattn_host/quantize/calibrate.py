@@ -2,12 +2,11 @@
 V, of an encoder layer's intermediates) on the float64 reference, as int8/convert.py's
 _calibrate takes them on a board, a batch of samples at a time."""
 
+from ..reference.kinds import takes_mask
 from ..reference.sequential import sequential_forward
 from .encoder import encoder_stats
 from .layers import projection_stats
 from .numbers import max_abs
-
-MASKED_KINDS = ("SelfAttention", "GlobalAvgPool")  # (and the encoder layer) take the mask
 
 
 def layer_params(params, i):
@@ -28,7 +27,7 @@ def calibrate_batch(config, params, x, mask=None):
             if spec[0] == "SelfAttention":
                 st.update(projection_stats(x, p))
             x, _ = sequential_forward([spec], {"0." + k: v for k, v in p.items()}, x,
-                                      mask if spec[0] in MASKED_KINDS else None)
+                                      mask if takes_mask(spec[0]) else None)
             st["out"] = max_abs(x)
         stats.append(st)
     return stats

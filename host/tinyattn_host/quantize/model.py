@@ -11,6 +11,7 @@ import numpy as np
 from .. import modelfile
 from ..device_modules import device_module
 from ..reference.encoder import gelu_forward
+from ..reference.kinds import kind as declared
 from ..reference.layers import activation_forward
 from .calibrate import calibrate, layer_params
 from .encoder import encoder
@@ -75,22 +76,14 @@ def _values(stats):
 
 
 def out_scale(spec):
-    """The scale of a layer's output (its out_scale()): an int32 output's is its accumulator's."""
-    kind = spec["kind"]
-    if kind == "Tokens":
-        return spec["s_x"]
-    if kind == "Dense" and spec["mult"] is None:
-        return times(spec["s_x"], spec["s_w"])
-    if kind == "SelfAttention":
-        s = spec["scales"]
-        return times(s["ctx"], s["wo"]) if spec["mults"]["out"] is None else s["y"]
-    return spec["s_y"]
+    """The scale of a layer's output (its out_scale()): its kind's declaration says
+    (reference/kinds.py)."""
+    return declared(spec["kind"]).out_scale(spec)
 
 
 def in_scale(specs):
-    """The model's input scale (QSequential.in_scale) of its layer specs."""
-    first = specs[0]
-    return first["scales"]["x"] if first["kind"] == "SelfAttention" else first["s_x"]
+    """The model's input scale (QSequential.in_scale) of its layer specs: the first layer's."""
+    return declared(specs[0]["kind"]).in_scale(specs[0])
 
 
 def file_bytes(kind, meta, arrays):

@@ -211,8 +211,18 @@ def _attention_backward(spec, p, cache, grad_out):
     return g["dx"], {n: g["d" + n] for n in ATTENTION_PARAMS if g["d" + n] is not None}
 
 
+def _attention_out_scale(q):
+    """QAttention.out_scale(): y's, or its accumulator's s_ctx s_wo (float32) when it keeps it."""
+    from ..quantize.numbers import times
+
+    s = q["scales"]
+    return times(s["ctx"], s["wo"]) if q["mults"]["out"] is None else s["y"]
+
+
 declare("SelfAttention",
         lambda spec, p, x, mask=None: attention_forward(
             x, p, spec[2], spec[3], mask=mask, num_kv_heads=spec[7] if len(spec) > 7 else None),
         _attention_backward, torch=TORCH,
-        int8=(int8_attend.attention_layer, int8_attend.attention_run))
+        int8=(int8_attend.attention_layer, int8_attend.attention_run),
+        in_scale=lambda q: q["scales"]["x"], out_scale=_attention_out_scale,
+        in_width=lambda q, after: q["E"], in_rows=lambda q: q["seq_len"])

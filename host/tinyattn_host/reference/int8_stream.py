@@ -1,7 +1,8 @@
 """NumPy reference of the int8 stream (device/tinyattn/int8/stream.py), bit for bit: a causal
 int8 model (reference.sequential.int8_layers) one token at a time, a window of W tokens.
 
-Per token t: PositionalEmbedding adds row t of its table; each encoder layer projects the new
+Per token t, each layer as its kind's stream role says (the device's declaration, STREAM):
+PositionalEmbedding ("position") adds row t of its table; each encoder layer projects the new
 row's Q, K and V, keeps K and V (int8) as the last W tokens' (the oldest leaves), and its
 query attends to the kept keys (int8.softmax over them, no causal mask: every kept key came
 before it); GlobalAvgPool averages its last W input rows (the multiplier of that many kept
@@ -13,6 +14,7 @@ import numpy as np
 from . import int8_attend
 from . import int8
 from . import int8_encoder as qref
+from .kinds import stream_role
 from .sequential import _int8 as int8_kind
 
 
@@ -32,15 +34,16 @@ class Int8Stream:
         t = self.t
         for i, layer in enumerate(self.layers):
             kind = layer["kind"]
-            if kind == "Tokens":
+            does = stream_role(kind)
+            if does == "skip":
                 continue
-            if kind == "PositionalEmbedding":
+            if does == "position":
                 if t >= layer["P"].shape[0]:
                     raise ValueError("the positional table has %d rows" % layer["P"].shape[0])
                 x = qref.add(x, layer["P"][t:t + 1], layer["mults"])
-            elif kind == "TransformerEncoderLayer":
+            elif does == "cache":
                 x = qref.encoder_layer(x, layer, 1, attend=self._attend(layer, self.kept[i]))["y"]
-            elif kind == "GlobalAvgPool":
+            elif does == "pool":
                 rows = self._keep(self.kept[i], x[0])
                 x = int8.masked_pool(np.array(rows), len(rows), np.ones((1, len(rows))),
                                      layer["by_count"])

@@ -16,6 +16,16 @@ A declaration gives, for a config entry `spec` = [kind, *args] and its parameter
           reference of the device's int8 layer of that kind (spec: its description());
           run(x, layer, mask) too where forward takes a mask;
           or int8_as: the int8 kind the device quantizes this one into (Gelu: "Activation")
+
+and, of its int8 layer description `q` (the device's description(), int8 kinds only), what its
+int8 class answers on the board:
+    in_scale(q): the scale of its input (the layer's s_x unless given)
+    out_scale(q): the scale of its output, out_scale() (s_y unless given; an int32 output's is
+           its accumulator's)
+    in_rows(q): the rows of one sample its input takes, where it is a model's first layer (1
+           unless given)
+    in_width(q, after): the width of its input rows, where it fixes it; after() is the width
+           the layers after it take (None: not fixed); None (the default) when it does not
 """
 
 from ..device_modules import device_module
@@ -26,17 +36,23 @@ KINDS = {}
 class Kind:
     """One layer kind's host declaration (the module docstring says what each part is)."""
 
-    def __init__(self, name, forward, backward, torch=None, int8=None, int8_as=None):
+    def __init__(self, name, forward, backward, torch=None, int8=None, int8_as=None,
+                 in_scale=None, out_scale=None, in_width=None, in_rows=None):
         self.name, self.forward, self.backward = name, forward, backward
         self.torch = dict(torch or {})
         self.int8, self.int8_as = int8, int8_as or (name if int8 else None)
+        self.in_scale = in_scale or (lambda q: q["s_x"])
+        self.out_scale = out_scale or (lambda q: q["s_y"])
+        self.in_width = in_width or (lambda q, after: None)
+        self.in_rows = in_rows or (lambda q: 1)
 
 
-def declare(name, forward, backward, torch=None, int8=None, int8_as=None):
-    """Declare kind `name` (module docstring); returns its Kind."""
+def declare(name, forward, backward, **roles):
+    """Declare kind `name` (module docstring: torch, int8, int8_as, in_scale, out_scale,
+    in_width, in_rows by name); returns its Kind."""
     if name in KINDS:
         raise ValueError("layer kind %r is declared twice" % name)
-    KINDS[name] = Kind(name, forward, backward, torch, int8, int8_as)
+    KINDS[name] = Kind(name, forward, backward, **roles)
     return KINDS[name]
 
 
@@ -61,8 +77,14 @@ def param_shapes(spec):
 def takes_mask(name):
     """Whether kind `name` takes a padding mask: the device's declaration says (spec.py)."""
     spec = device_spec()
-    found = spec.KINDS.get(name)
-    return found is not None and found[spec.TAKES_MASK]
+    return bool(spec.role(name, spec.TAKES_MASK))
+
+
+def stream_role(name):
+    """Kind `name`'s role in a stream (the device's declaration, STREAM in spec.py): "skip",
+    "row", "position", "cache", "pool", or None."""
+    spec = device_spec()
+    return spec.role(name, spec.STREAM)
 
 
 def device_kinds():

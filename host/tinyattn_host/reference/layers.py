@@ -116,14 +116,27 @@ def _dense_backward(spec, p, x, grad_out):
     return dx, {"W": dW} if db is None else {"W": dW, "b": db}
 
 
+def _times_or_none(width, n):
+    return None if width is None else width * n
+
+
+def _dense_out_scale(q):
+    """QDense.out_scale(): s_y, or its accumulator's s_x s_w (float32) without a multiplier."""
+    from ..quantize.numbers import times
+
+    return q["s_y"] if q["mult"] is not None else times(q["s_x"], q["s_w"])
+
+
 declare("Dense", lambda spec, p, x: (dense_forward(x, p["W"], p.get("b")), x), _dense_backward,
-        torch={"weight": ["W"], "bias": ["b"]}, int8=(int8.dense_layer, int8.dense_run))
+        torch={"weight": ["W"], "bias": ["b"]}, int8=(int8.dense_layer, int8.dense_run),
+        out_scale=_dense_out_scale, in_width=lambda q, after: q["in"])
 declare("Activation", lambda spec, p, x: (activation_forward(x, spec[1]), x),
         lambda spec, p, x, g: (activation_backward(g, x, spec[1]), {}),
         int8=(int8.activation_layer, int8.activation_run))
 declare("Tokens", lambda spec, p, x: (tokens_forward(x, spec[1]), None),
         lambda spec, p, cache, g: (tokens_backward(g, spec[1]), {}),
-        int8=(int8.tokens_layer, int8.tokens_run))
+        int8=(int8.tokens_layer, int8.tokens_run), out_scale=lambda q: q["s_x"],
+        in_width=lambda q, after: _times_or_none(after(), q["seq_len"]))
 declare("GlobalAvgPool", lambda spec, p, x, mask=None: (gap_forward(x, spec[1], mask), mask),
         lambda spec, p, mask, g: (gap_backward(g, spec[1], mask), {}),
         int8=(int8.tokens_layer, int8.pool_run))
