@@ -15,8 +15,8 @@ VIRTUAL_FLASH ?= build/virtual-flash
 help:
 	@echo "make test     set up $(VENV) and run the whole test suite (the device cases on"
 	@echo "             the virtual board, through make test-board PORT=virtual)"
-	@echo "make test-board [PORT=...]   the device cases (tests/board) on a board, through"
-	@echo "             mpremote: deploys tinyattn, copies each case and its fixtures to /tests"
+	@echo "make test-board [PORT=...]   the device cases (tests/board) on a board: deploys"
+	@echo "             tinyattn, copies each case and its fixtures to /tests, runs it by the link"
 	@echo "make clean    remove $(VENV) and caches"
 	@echo "make devs     list the USB serial ports that may be an ESP32-S3"
 	@echo "make flash [PORT=...] FIRMWARE=firmware.bin [BAUD=460800]"

@@ -1,12 +1,15 @@
 """Host side of the board cases (tests/board): write their fixtures, run them through
-tests/board/runner.py on the unix port or on a board, read the runner's markers.
+tests/board/runner.py on the unix port or on a board, read the runner's records.
 
 A device test module declares its case module and the fixtures the NumPy reference makes:
 
     test_rng_on_board = board_test("case_rng", fixtures=make_fixtures, heap="96k")
 
-pytest runs it on the unix port (`--board unix`, the default) or on a board through mpremote
-(`--board virtual|auto|/dev/ttyACM0|default`: what make test-board PORT=... passes).
+pytest runs it on the unix port (`--board unix`, the default: an interpreter and no board,
+the runner's marker lines read from its output) or on a board through the link, as every
+command reaches one (`--board virtual|auto|/dev/ttyACM0|default`: what make test-board
+PORT=... passes): the files copied with mpremote, then one RUN of the runner a case module,
+its records streamed back.
 """
 
 import json
@@ -20,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tinyattn_host.errors import BoardError, DeviceError
 from tinyattn_host.virtual import unixport
 
 BOARD_DIR = Path(__file__).parent / "board"
@@ -66,8 +70,28 @@ class Report:
     failed: dict = field(default_factory=dict)
     ended: bool = False
 
+    def add(self, record):
+        """One record of the runner's (through the link), kept as its marker line too."""
+        event = record["event"]
+        if event == "print":
+            self.output += record["text"]
+        elif event == "start":
+            self.output += "@@START %s\n" % record["module"]
+        elif event == "pass":
+            self.passed.append(record["test"])
+            self.output += "@@PASS %s %d ms, heap %+d\n" % (record["test"], record["ms"],
+                                                            record["heap"])
+        elif event == "fail":
+            self.failed[record["test"]] = record["message"]
+            self.output += "%s@@FAIL %s %s\n" % (record["traceback"], record["test"],
+                                                 record["message"])
+        elif event == "end":
+            self.ended = True
+            self.output += "@@END %d passed %d failed\n" % (record["passed"], record["failed"])
+
     @classmethod
     def parse(cls, output):
+        """What the runner printed on the unix port."""
         report = cls(output)
         for line in output.splitlines():
             if line.startswith("@@PASS "):
@@ -115,9 +139,10 @@ class UnixPort:
 
 
 class OnBoard:
-    """Run case modules on a board (or the virtual board) through mpremote: tinyattn deployed,
-    runner.py, check.py, int8_near.py, int8_check.py, the case and its fixtures copied to /tests; a soft
-    reset before each."""
+    """Run case modules on a board (or the virtual board) through the link: tinyattn deployed,
+    runner.py, check.py, int8_near.py, int8_check.py, the case and its fixtures copied to
+    /tests with mpremote; then, after a soft reset (a fresh heap for each module), the link
+    started and one RUN of runner.records, whose records come back as RECORD frames."""
 
     def __init__(self, port):
         from tinyattn_host.board.board import Board
@@ -156,21 +181,25 @@ class OnBoard:
             self.transport.fs_rmfile(f"{directory}/{entry.name}")
 
     def run(self, module, fixtures, heap=None):  # the board's heap is what it is
+        self.transport.enter_raw_repl(soft_reset=False)  # its prompt again, after a link
         folder = f"{REMOTE_DIR}/fixtures/{module}"
         self._clear(folder)
-        self._put(f"{REMOTE_DIR}/{module}.py", (BOARD_DIR / f"{module}.py").read_bytes())
+        for name in (module, *case_imports(module)):
+            self._put(f"{REMOTE_DIR}/{name}.py", (BOARD_DIR / f"{name}.py").read_bytes())
         with tempfile.TemporaryDirectory() as tmp:
             write_fixtures(Path(tmp), fixtures)
             for item in sorted(Path(tmp).iterdir()):
                 self._put(f"{folder}/{item.name}", item.read_bytes())
-        self.transport.enter_raw_repl(soft_reset=True)
-        # relative paths from /tests: the virtual board cannot rename one absolute path to
-        # another (README, troubleshooting), and a case's saves rename
-        code = (f"import os, sys\nos.chdir({REMOTE_DIR!r})\nsys.path.insert(0, {REMOTE_DIR!r})\n"
-                f"import runner\nrunner.main([{module!r}], 'fixtures')\n")
-        self.transport.exec_raw_no_follow(code)
-        out, err = self.transport.follow(SILENCE)
-        return Report.parse((out + err).decode(errors="replace"))
+        report = Report("")
+        try:
+            link = self.board.start_link()  # a soft reset first
+            link.run("runner", "records", report.add, path=REMOTE_DIR, timeout=SILENCE,
+                     kwargs={"selection": [module], "root": REMOTE_DIR, "fixtures": "fixtures"})
+        except (BoardError, DeviceError) as err:  # an error frame, a timeout, a reset: the runner did not end
+            report.output += f"\nthe link: {err}\n"
+        finally:
+            self.board.stop_link()  # before the board serves out its timeout
+        return report
 
 
 def open_target(option):
@@ -186,6 +215,12 @@ def case_names(module):
     """The test_* functions a case module defines (read from its source)."""
     text = (BOARD_DIR / f"{module}.py").read_text()
     return re.findall(r"^def (test_\w+)\(", text, re.M)
+
+
+def case_imports(module):
+    """The case modules `module` imports (case_sdpa_backward takes case_sdpa's helpers)."""
+    text = (BOARD_DIR / f"{module}.py").read_text()
+    return sorted(set(re.findall(r"^(?:from|import) (case_\w+)", text, re.M)) - {module})
 
 
 def board_test(module, fixtures=None, heap=None, needs_ulab=None):

@@ -296,11 +296,14 @@ class Link(Requests):
     def status(self):
         return self.request(STATUS)[0]
 
-    def run(self, module, function, on_record, kwargs=None, timeout=None):
+    def run(self, module, function, on_record, kwargs=None, timeout=None, path=None):
         """RUN: tinyattn.<module>.<function>(emit=..., **kwargs) on the device, on_record(dict)
         for each record it emits, as it comes; returns the reply's head (`records`).
-        `timeout` bounds the silence between two records, not the whole run."""
+        `timeout` bounds the silence between two records, not the whole run. `path`: a
+        folder of the board's flash whose top-level `module` runs instead of the package's."""
         head = {"module": module, "function": function, "kwargs": kwargs or {}}
+        if path is not None:
+            head["path"] = path
         seq = self.next_seq()
         parts = frames(RUN, seq, encode(head), self.chunk)
         for i, part in enumerate(parts):

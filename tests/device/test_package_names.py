@@ -32,7 +32,23 @@ def make_dir_fixtures():
     return {"lazy": {"modules": lazy_modules()}}
 
 
-test_package_dir_on_board = board_test("case_package_dir", make_dir_fixtures, heap=SOURCE_HEAP)
+def test_package_dir_in_a_fresh_interpreter(tmp_path):
+    """case_package_dir in a direct unix-port subprocess, not on a board: only a fresh
+    interpreter tells what dir() imports (MicroPython's dir() asks the package's __getattr__
+    for every name the interpreter has interned, and a board's link interns names of its
+    own: the link's modules, which dir() would import again after the case's fresh import)."""
+    write_fixtures(tmp_path / "case_package_dir", make_dir_fixtures())
+    try:
+        output = unixport.run_file(BOARD_DIR / "runner.py", heap=SOURCE_HEAP,
+                                   extra_path=[BOARD_DIR], args=[str(tmp_path), "case_package_dir"])
+    except unixport.MicroPythonError as err:  # the exit status is the number of failures
+        output = err.output
+    report = Report.parse(output)
+    report.check()
+    assert report.passed == ["case_package_dir.test_dir_and_help_list_the_public_names_and_"
+                             "import_only_their_modules"], output
+
+
 test_package_names_on_board = board_test("case_package_names", heap=SOURCE_HEAP)
 
 

@@ -46,6 +46,9 @@ def test_the_bench_streams_its_records_through_the_link(link):
     ({"module": "bench", "function": "run", "kwargs": [1]}, "'kwargs' must be an object"),
     ({"function": "run"}, "'module' is missing"),
     ({"module": "bench", "function": "run", "please": 1}, "unknown head field 'please'"),
+    ({"module": "runner", "function": "records", "path": "tests"}, "an absolute folder"),
+    ({"module": "runner", "function": "records", "path": "/no_such_folder"},
+     "no module runner on the device"),
 ])
 def test_a_bad_run_is_one_error_and_the_link_goes_on(link, head, says):
     with pytest.raises(P.ErrorReply, match=says) as raised:

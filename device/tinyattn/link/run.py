@@ -5,8 +5,12 @@ to call it with; the function also gets `emit`, which sends each record (a dict)
 a RECORD frame with the request's seq. The reply comes when the function returns: how many
 records it sent. The bench (module "bench", function "run": its own mip package, which the
 core never imports) and the demo ("iris_demo", "records") reach a board this way, through the
-link like every other request.
+link like every other request. With `path` (a folder on the board's flash, e.g. "/tests") the
+module is a top-level one of that folder, on sys.path while it runs: the board test runner
+(tests/board/runner.py, function "records") runs the case modules this way.
 """
+
+import sys
 
 from .framing import LinkError
 from .records import expect, field, only, pieces
@@ -14,20 +18,38 @@ from .wire import BAD_VALUE, RECORD
 
 
 def run(session, head, arrays):
-    only(head, ("module", "function", "kwargs"))
+    only(head, ("module", "function", "kwargs", "path"))
     expect(arrays, ())
     module = field(head, "module", "str")
     name = field(head, "function", "str")
     kwargs = field(head, "kwargs", "dict", {})
+    path = field(head, "path", "str", None)
     if not all(_identifier(part) for part in module.split(".") + [name]):
         raise LinkError(BAD_VALUE, "module %r and function %r must be dotted names of the "
                         "package (for example 'bench' and 'run')" % (module, name))
+    if path is not None and not path.startswith("/"):
+        raise LinkError(BAD_VALUE, "path %r must be an absolute folder of the board's flash "
+                        "(for example '/tests')" % path)
+    if path is None:
+        module = "tinyattn." + module
+    else:
+        sys.path.insert(0, path)
     try:
-        found = getattr(__import__("tinyattn." + module, None, None, [name]), name, None)
+        sent = _call(session, module, name, kwargs)
+    finally:
+        if path is not None:
+            sys.path.remove(path)
+    return {"records": sent}, ()
+
+
+def _call(session, module, name, kwargs):
+    """Import `module`, call its function `name` with emit and `kwargs`; the records sent."""
+    try:
+        found = getattr(__import__(module, None, None, [name]), name, None)
     except ImportError as err:
-        raise LinkError(BAD_VALUE, "no module tinyattn.%s on the device: %s" % (module, err))
+        raise LinkError(BAD_VALUE, "no module %s on the device: %s" % (module, err))
     if not callable(found):
-        raise LinkError(BAD_VALUE, "tinyattn.%s has no function %r" % (module, name))
+        raise LinkError(BAD_VALUE, "%s has no function %r" % (module, name))
     sent = [0]
 
     def emit(record):
@@ -36,7 +58,7 @@ def run(session, head, arrays):
         sent[0] += 1
 
     found(emit=emit, **kwargs)
-    return {"records": sent[0]}, ()
+    return sent[0]
 
 
 def _identifier(text):
