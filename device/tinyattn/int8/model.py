@@ -11,7 +11,7 @@ import sys
 
 from ..link.wire import FILE_QUANTIZED as QUANTIZED
 from ..nn.checks import require_2d
-from .numbers import dequantize, quantize_into, quantize_tensor
+from .numbers import Quantizer, quantize_tensor
 
 # What only a load's check and reading need (the file, the description's schema, the float
 # layers' fit): ~19 KB of code (32-bit, .mpy) that load imports and lets go again when it
@@ -53,7 +53,7 @@ class QSequential:
         self.layers = list(layers)
         self._source = self._rows = self._cols = None  # the input the layers are bound to
         self._outputs = []
-        self._xq = None
+        self._xq = self._numbers = None  # the input's int8 buffer, its Quantizer
         self._kept = True  # a mask may be set in the layers (a new model: say None once)
 
     @property
@@ -104,10 +104,11 @@ class QSequential:
             keep = keep_bytes(mask, B * S, S)
         if self._xq is None or len(self._xq) != rows * cols:
             self._xq = quantize_tensor(x, self.in_scale)
+            self._numbers = Quantizer(1.0 / self.in_scale, -128, self.layers[-1].out_scale())
         else:
-            quantize_into(x, 1.0 / self.in_scale, -128, self._xq)
+            self._numbers.quantize_into(x, self._xq)
         y, rows, cols = self.forward_int(self._xq, rows, cols, keep=keep)
-        return dequantize(y, rows, cols, self.layers[-1].out_scale())
+        return self._numbers.dequantize(y, rows, cols)
 
     def out_code(self):
         """The typecode of forward_int's output: "i" when the last layer keeps its int32
@@ -228,6 +229,9 @@ class _OnDemand:
 
     def __getitem__(self, name):
         return self.stored.read(name)  # KeyError when the file has no such array
+
+    def read_bytes(self, name):
+        return self.stored.read_bytes(name)  # (numbers.offset_binary)
 
     def get(self, name, default=None):
         return self.stored.read(name) if name in self.names else default
