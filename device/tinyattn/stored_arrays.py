@@ -115,6 +115,15 @@ class StoredArrays:
         self.src.f.readinto(data)
         return data
 
+    def read_bytes(self, name):
+        """An int8 array ("b") read into a bytearray of its size, with no other copy."""
+        code, shape = self._seek(name)
+        if code != "b":
+            raise ValueError("array %s is %r, not int8" % (name, code))
+        data = bytearray(item_count(shape))
+        self.src.f.readinto(data)
+        return data
+
     def read_into(self, name, param):
         code, shape = self._seek(name)
         if code != "f" or tuple(param.shape) != shape:

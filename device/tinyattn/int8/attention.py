@@ -16,7 +16,7 @@ from . import kernels_attend
 from ..link.wire import MAX_SEQ_LEN
 from ..nn.checks import require_2d
 from .numbers import (dequantize, fixed_point, flip, int32_bias, int8_weights, multiplier,
-                       quantize_tensor, scale_for)
+                       offset_binary, quantize_tensor, scale_for)
 
 PROJECTIONS = ("q", "k", "v", "o")
 
@@ -230,7 +230,7 @@ class QAttention:
 
     @staticmethod
     def from_spec(spec, arrays, prefix):
-        weights = dict((n, flip(arrays[prefix + "W" + n])) for n in PROJECTIONS)
+        weights = dict((n, offset_binary(arrays, prefix + "W" + n)) for n in PROJECTIONS)
         biases = dict((n, arrays.get(prefix + "b" + n)) for n in PROJECTIONS)
         mults = dict((k, None if v is None else tuple(v)) for k, v in spec["mults"].items())
         return QAttention(spec["E"], spec["H"], spec["seq_len"], weights, biases, mults,

@@ -21,8 +21,8 @@ import array
 from ulab import numpy as np
 
 from . import backend, kernels, kernels_pool
-from .numbers import flip, int32_bias, int8_buffer, int8_weights, multiplier, quantize_tensor, \
-    scale_for
+from .numbers import flip, int32_bias, int8_buffer, int8_weights, multiplier, offset_binary, \
+    quantize_tensor, scale_for
 
 GELU = "gelu_erf"
 """The QActivation name of the GELU table (made from nn/gelu.py's Gelu, the erf form)."""
@@ -109,7 +109,7 @@ class QDense:
 
     @staticmethod
     def from_spec(spec, arrays, prefix):
-        return QDense(spec["in"], spec["out"], flip(arrays[prefix + "W"]),
+        return QDense(spec["in"], spec["out"], offset_binary(arrays, prefix + "W"),
                       arrays.get(prefix + "b"), _tuple(spec["mult"]), spec["s_x"],
                       spec["s_w"], spec["s_y"], spec.get("lo", -128))
 

@@ -7,11 +7,38 @@ makes one from a float model (quantize).
 """
 
 import gc
+import sys
 
 from ..link.wire import FILE_QUANTIZED as QUANTIZED
 from ..nn.checks import require_2d
-from .numbers import dequantize, quantize_into, quantize_tensor
-from .spec import check_description, int8_class, layer_kind  # noqa: F401 (kept here too)
+from .numbers import Quantizer, quantize_tensor
+
+# What only a load's check and reading need (the file, the description's schema, the float
+# layers' fit): ~19 KB of code (32-bit, .mpy) that load imports and lets go again when it
+# imported it (_let_go), so a loaded model holds its layers' modules only.
+CHECK_ONLY = ("tinyattn.stored_arrays", "tinyattn.crc", "tinyattn.float32", "tinyattn.int8.spec",
+              "tinyattn.int8.fields", "tinyattn.nn.flow", "tinyattn.nn.spec")
+
+
+def check_description(description, shapes):
+    """int8/spec.py's check_description (imported now)."""
+    from .spec import check_description
+
+    return check_description(description, shapes)
+
+
+def int8_class(declared):
+    """int8/spec.py's int8_class (imported now)."""
+    from .spec import int8_class
+
+    return int8_class(declared)
+
+
+def layer_kind(kind=None):
+    """int8/spec.py's layer_kind (imported now)."""
+    from .spec import layer_kind
+
+    return layer_kind(kind)
 
 
 
@@ -26,7 +53,7 @@ class QSequential:
         self.layers = list(layers)
         self._source = self._rows = self._cols = None  # the input the layers are bound to
         self._outputs = []
-        self._xq = None
+        self._xq = self._numbers = None  # the input's int8 buffer, its Quantizer
         self._kept = True  # a mask may be set in the layers (a new model: say None once)
 
     @property
@@ -77,10 +104,11 @@ class QSequential:
             keep = keep_bytes(mask, B * S, S)
         if self._xq is None or len(self._xq) != rows * cols:
             self._xq = quantize_tensor(x, self.in_scale)
+            self._numbers = Quantizer(1.0 / self.in_scale, -128, self.layers[-1].out_scale())
         else:
-            quantize_into(x, 1.0 / self.in_scale, -128, self._xq)
+            self._numbers.quantize_into(x, self._xq)
         y, rows, cols = self.forward_int(self._xq, rows, cols, keep=keep)
-        return dequantize(y, rows, cols, self.layers[-1].out_scale())
+        return self._numbers.dequantize(y, rows, cols)
 
     def out_code(self):
         """The typecode of forward_int's output: "i" when the last layer keeps its int32
@@ -114,13 +142,14 @@ class QSequential:
         store.write_file(path, QUANTIZED, dumps(description), arrays)
 
 
-def from_description(description, arrays):
-    """The int8 model of `description()` and a dict name -> buffer of its arrays."""
+def from_description(description, arrays, classes=None):
+    """The int8 model of `description()` and a dict name -> buffer of its arrays (classes:
+    each layer's int8 class, found by layer_kind when not given)."""
     layers = []
     try:
         for i, spec in enumerate(description["layers"]):
             gc.collect()  # each layer's buffers go to the lowest free heap, not between garbage
-            cls = layer_kind(spec["kind"])
+            cls = layer_kind(spec["kind"]) if classes is None else classes[i]
             if cls is None:
                 raise ValueError("layer %d: unknown int8 kind %r" % (i, spec["kind"]))
             layers.append(cls.from_spec(spec, arrays, "%d." % i))
@@ -151,6 +180,15 @@ def load(path):
     typecodes and shapes (spec.check_description) before anything is made, then each layer
     reads its arrays from the file as it is built: the heap holds the model plus one array at
     a time. ValueError naming the file and the field or array when it is not a good one."""
+    before = set(sys.modules)
+    try:
+        model = _load(path, before)
+    finally:
+        _let_go(before, CHECK_ONLY)
+    return model
+
+
+def _load(path, before):
     from ..stored_arrays import open_file
 
     with open_file(path) as stored:
@@ -160,10 +198,26 @@ def load(path):
         try:
             check_description(stored.meta, dict((name, (code, shape))
                                                 for name, code, shape in stored.entries()))
-            model = from_description(stored.meta, _OnDemand(stored))
+            classes = [layer_kind(spec["kind"]) for spec in stored.meta["layers"]]
+            _let_go(before, CHECK_ONLY[3:])  # the checks' code goes before the first array
+            model = from_description(stored.meta, _OnDemand(stored), classes)
         except ValueError as err:
             raise ValueError("%s: %s" % (path, err))
     return model
+
+
+def _let_go(before, names):
+    """Drop the modules `names` that were not imported `before` (a later import reads them
+    again), so their code is garbage once nothing of them is held."""
+    for name in names:
+        if name in sys.modules and name not in before:
+            del sys.modules[name]
+            parent, _, child = name.rpartition(".")
+            try:
+                delattr(sys.modules[parent], child)
+            except (KeyError, AttributeError):
+                pass
+    gc.collect()
 
 
 class _OnDemand:
@@ -175,6 +229,9 @@ class _OnDemand:
 
     def __getitem__(self, name):
         return self.stored.read(name)  # KeyError when the file has no such array
+
+    def read_bytes(self, name):
+        return self.stored.read_bytes(name)  # (numbers.offset_binary)
 
     def get(self, name, default=None):
         return self.stored.read(name) if name in self.names else default

@@ -8,7 +8,7 @@ follows the contract of qlayers: planned once per shape, run with no allocation.
 from . import kernels
 from . import kernels_norm as nk
 from .numbers import flip, int32_bias, int8_buffer, int8_weights, max_abs, multiplier, \
-    quantize_tensor, round_half_up, scale_for
+    offset_binary, quantize_tensor, round_half_up, scale_for
 
 
 def add_multipliers(s_a, s_b, s_y):
@@ -87,7 +87,8 @@ class QLayerNorm:
 
     @staticmethod
     def from_spec(spec, arrays, prefix):
-        return QLayerNorm(spec["E"], flip(arrays[prefix + "gamma"]), arrays[prefix + "beta"],
+        return QLayerNorm(spec["E"], offset_binary(arrays, prefix + "gamma"),
+                          arrays[prefix + "beta"],
                           spec["eps"], tuple(spec["mult"]), spec["s_x"], spec["s_g"],
                           spec["s_y"])
 

@@ -29,6 +29,18 @@ def flip(buf):
     return out
 
 
+def offset_binary(arrays, name):
+    """The int8 array arrays[name] as offset binary: read straight into a byte buffer and
+    flipped in place where `arrays` reads it from a file (read_bytes: one buffer, no copy),
+    else a flipped copy."""
+    read = getattr(arrays, "read_bytes", None)
+    if read is None:
+        return flip(arrays[name])
+    buf = read(name)
+    kernels.lookup(buf, buf, len(buf), _FLIP)
+    return buf
+
+
 def int8_buffer(n):
     """A zeroed int8 array of n items."""
     return array.array("b", bytes(n))
@@ -73,26 +85,58 @@ def quantize_tensor(x, scale, low=-128, out=None):
 
 def quantize_into(x, inverse_scale, low, out):
     """quantize_tensor's work, unchecked: out must hold the rows * cols of the 2-D x."""
-    total = float(np.sum(np.sum(x, axis=1)))
+    _quantize(x, inverse_scale, low, float(low), 127.0, 128.0, out)
+
+
+class Quantizer:
+    """quantize_into and dequantize for one model's input and output scales, their numbers
+    made once as one-element float32 ulab arrays: ulab turns every Python number an operation
+    gets into an array of its own (the same float32 numbers, so the same results; fewer
+    arrays a call: docs/quantization.md, *Speed*)."""
+
+    def __init__(self, inverse_scale, low, out_scale):
+        self.inverse, self.low_value, self.low = _number(inverse_scale), low, _number(low)
+        self.high, self.offset, self.scale = _number(127), _number(128), _number(out_scale)
+
+    def quantize_into(self, x, out):
+        _quantize(x, self.inverse, self.low_value, self.low, self.high, self.offset, out)
+
+    def dequantize(self, values, rows, cols):
+        return dequantize(values, rows, cols, self.scale)
+
+
+def _number(value):
+    return np.array([[float(value)]])
+
+
+def _quantize(x, inverse_scale, low_value, low, high, offset, out):
+    """x * inverse_scale clamped to [low, high] (low_value: low as an int), + offset, rounded
+    as uint8, as int8 in out (the numbers Python floats or one-element arrays: the same
+    float32 operations)."""
+    rows, cols = x.shape
+    # the NaN check: one row summed whole (a float); more a row at a time (a 2-D sum(x)
+    # copies x: the digits model's FORWARD_INT8 after QUANTIZE did not fit 300k on i686)
+    total = float(np.sum(x) if rows == 1 else np.sum(np.sum(x, axis=1)))
     if total - total != 0:  # NaN or infinity, or finite numbers whose sum overflows
         from ..nn.checks import all_finite
 
         if not all_finite(x):
             raise ValueError("x holds NaN or infinity; the int8 model takes finite input")
-    v = x * inverse_scale  # then clamped and offset in place: four arrays a call, not eight
-    v = _clip(v, float(low), 127.0)
-    v += 128.0
+    v = x * inverse_scale  # then clamped (one row: only when a value is out) and offset
+    if rows > 1 or np.min(v) < low_value or np.max(v) > 127:
+        v = _clip(v, low, high)
+    v += offset
     u = np.array(v, dtype=np.uint8)
     try:
         u = memoryview(u)  # ulab's buffer
     except TypeError:  # the stand-in has none
         u = bytearray(u.flatten().tolist())
-    rows, cols = x.shape
     kernels.table_lookup(u, out, rows * cols, _FLIP)
 
 
 def dequantize(values, rows, cols, scale):
-    """An int buffer of rows * cols items times scale, as a float (rows, cols) ulab array."""
+    """An int buffer of rows * cols items times scale (a float or a one-element array), as a
+    float (rows, cols) ulab array."""
     y = np.array(values).reshape((rows, cols))
     y *= scale
     return y

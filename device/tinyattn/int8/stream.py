@@ -32,7 +32,7 @@ from .encoder import QTransformerEncoderLayer
 from .layers import QActivation, QDense, QGlobalAvgPool
 from .model import QSequential
 from .norm import QLayerNorm, QPositional
-from .numbers import dequantize, int8_buffer, quantize_into
+from .numbers import Quantizer, int8_buffer
 from ..nn.checks import require_2d
 from ..nn.spec import STREAM, role
 
@@ -67,6 +67,7 @@ class QStream:
         self._out, self._cols = src, cols
         self.out_code = qmodel.out_code()
         self._scale = qmodel.layers[-1].out_scale()
+        self._numbers = Quantizer(1.0 / self.in_scale, -128, self._scale)
         self.reset()
 
     def _one_row(self, layer, does, W):
@@ -135,9 +136,9 @@ class QStream:
         if rows != 1 or cols != len(self._x):
             raise ValueError("step takes one token, a (1, %d) array, got %r"
                              % (len(self._x), x_t.shape))
-        quantize_into(x_t, 1.0 / self.in_scale, -128, self._x)
+        self._numbers.quantize_into(x_t, self._x)
         y, rows, cols = self.step_int(self._x)
-        return dequantize(y, rows, cols, self._scale)
+        return self._numbers.dequantize(y, rows, cols)
 
 
 def _in_width(layer):
