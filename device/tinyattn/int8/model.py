@@ -24,6 +24,9 @@ class QSequential:
 
     def __init__(self, layers):
         self.layers = list(layers)
+        for layer in self.layers:
+            if hasattr(layer, "bind"):  # a tied classifier finds its embedding
+                layer.bind(self.layers)
         self._source = self._rows = self._cols = None  # the input the layers are bound to
         self._outputs = []
         self._xq = None

@@ -87,8 +87,8 @@ def _check_layer(i, spec):
 
 def _int32_output(spec):
     """Whether a (checked) layer description keeps its int32 accumulator as its output."""
-    if spec["kind"] == "Dense":
-        return spec["mult"] is None
+    if spec["kind"] in ("Dense", "Classifier"):
+        return spec.get("mult") is None
     return spec["kind"] == "SelfAttention" and spec["mults"]["out"] is None
 
 
@@ -110,6 +110,14 @@ def _float_entry(spec):
         return [kind, spec["E"]]
     if kind == "PositionalEmbedding":
         return [kind, spec["seq_len"], spec["E"]]
+    if kind == "Embedding":
+        return [kind, spec["V"], spec["E"]]
+    if kind == "RMSNorm":
+        return [kind, spec["E"]]
+    if kind == "DecoderBlock":
+        return [kind, spec["E"], spec["H"], spec["H_kv"], spec["F"], spec["seq_len"]]
+    if kind == "Classifier":
+        return [kind, spec["E"], spec["V"], spec["tied"]]
     if kind == "TransformerEncoderLayer":
         attn = spec["parts"]["self_attn"]
         return [kind, attn["E"], attn["H"], spec["parts"]["linear1"]["out"], 0.0, "relu",
