@@ -50,7 +50,7 @@ def quantize_lm(layers, tokens, window=WINDOW):
         else:
             raise ValueError("cannot quantize a %s layer of a language model" % kind)
         quantized.append(q)
-        s_x = q.out_scale()
+        s_x = q.out_scale() if kind != "Classifier" else None  # (a tied one's is bound later)
     return QSequential(quantized)
 
 
