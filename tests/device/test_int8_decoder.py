@@ -11,9 +11,11 @@ import numpy as np
 import pytest
 
 from tinyattn_host import modelfile
+from tinyattn_host.quantize import model_bytes
+from tinyattn_host.quantize.lm import quantize_lm
 from tinyattn_host.reference.int8_decoder import Int8LM
 from tinyattn_host.reference.kinds import param_shapes
-from tinyattn_host.virtual.unixport import has_ulab, interpreter, run_file
+from tinyattn_host.virtual.unixport import float_bytes, has_ulab, interpreter, run_file
 
 SCRIPT = Path(__file__).resolve().parents[1] / "board" / "scripts" / "int8_lm.py"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "llama2c"
@@ -25,6 +27,16 @@ def write_float(path, config, seed):
               .astype(np.float32) for i, spec in enumerate(config)
               for n, s in param_shapes(spec).items()}
     modelfile.write_model(path, modelfile.SEQUENTIAL, {"config": config}, params)
+
+
+def host_file_is_the_devices(tmp_path, float_path, calib):
+    """The host quantizer's file (tinyattn_host.quantize.lm) against the one the device saved,
+    byte for byte, where the device's floats are a board's (float32: a real ulab)."""
+    if float_bytes() != 4:
+        return
+    _, meta, params = modelfile.read_model(float_path)
+    specs, arrays = quantize_lm(meta["config"], params, calib)
+    assert model_bytes(specs, arrays) == (tmp_path / "q.bin").read_bytes()
 
 
 def run_device(tmp_path, float_path, request, heap="8m"):
@@ -61,6 +73,7 @@ def test_int8_generation_is_the_integer_references_bit_for_bit(tmp_path, name):
     prompt, steps = calib[:3], S - 3 - 1
     got = run_device(tmp_path, tmp_path / "f.bin",
                      {"calib": calib, "prompt": prompt, "steps": steps})
+    host_file_is_the_devices(tmp_path, tmp_path / "f.bin", calib)
     tokens, logits = reference(tmp_path, prompt, steps)
     assert got["tokens"] == tokens
     assert np.array_equal(np.array(got["logits"]), np.array(logits))
@@ -90,6 +103,7 @@ def test_int8_greedy_agrees_with_float_on_most_steps_of_the_llama2c_fixture(tmp_
     got = run_device(tmp_path, tmp_path / "f.bin",
                      {"calib": calib, "prompt": tokens[:4], "steps": 32, "forced": True})
     assert got["float"] == greedy  # torch's 32 greedy tokens
+    host_file_is_the_devices(tmp_path, tmp_path / "f.bin", calib)
     forced = sum(a == b for a, b in zip(got["forced"], greedy))
     free = next((i for i, (a, b) in enumerate(zip(got["tokens"], greedy)) if a != b), 32)
     same = sum(a == b for a, b in zip(got["tokens"], greedy))
