@@ -7,14 +7,15 @@ three products and silu); each step's scale is then scale_for of its max (number
 
 from ulab import numpy as np
 
+# leaves first: a first import nests the ones it makes (tests/device/test_import_depth.py)
 from .constants import EXP_LIMIT, EXP_STEPS, PROB_ONE
-from .decoder import QDecoderBlock, QRMSNorm
 from .fixedpoint import fixed_point
+from .numbers import max_abs, multiplier, scale_for
+from .decoder import QDecoderBlock, QRMSNorm
 from .layers import QActivation, QDense
 from .lm import QClassifier, QEmbedding
 from .model import QSequential
 from .norm import add_multipliers
-from .numbers import max_abs, multiplier, scale_for
 
 WINDOW = 64
 """Calibration tokens a window (the float forward's heap grows with its square)."""

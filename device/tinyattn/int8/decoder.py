@@ -111,6 +111,13 @@ class QDecoderBlock:
                                                                                    self.adds[1])
         self._src = self._cache = None
 
+    @staticmethod
+    def quantize(layer, stats, s_x, s_y=None, seq_len=None):
+        """From a float DecoderBlock and its steps' max |.| (convert_lm.block_stats)."""
+        from .convert_lm import quantize_block
+
+        return quantize_block(layer, stats, s_x)
+
     def out_scale(self):
         return self.s_y
 
