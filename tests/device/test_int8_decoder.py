@@ -113,3 +113,26 @@ def test_int8_greedy_agrees_with_float_on_most_steps_of_the_llama2c_fixture(tmp_
     ref_tokens, ref_logits = reference(tmp_path, tokens[:4], 32)
     assert got["tokens"] == ref_tokens
     assert np.array_equal(np.array(got["logits"]), np.array(ref_logits))
+
+
+BAD_CALIBRATION = """\
+import sys, tinyattn
+from tinyattn import int8
+model = tinyattn.load(sys.argv[1])
+for bad in ([], [1, 40], "ab", [[1, 2]]):
+    try:
+        int8.quantize(model, bad)
+        print("ACCEPTED", bad)
+    except ValueError as err:
+        print("ValueError:", err)
+"""
+
+
+def test_bad_calibration_ids_are_one_clear_error(tmp_path):
+    write_float(tmp_path / "f.bin", SHAPES["mha 2/2"], seed=1)
+    (tmp_path / "bad.py").write_text(BAD_CALIBRATION)
+    lines = run_file(tmp_path / "bad.py", heap="2m", args=(str(tmp_path / "f.bin"),)).split("\n")
+    assert lines[:4] == ["ValueError: token ids must be a non-empty list of ints, got []",
+                         "ValueError: token id 40 is not in [0, 17)",
+                         "ValueError: token id 'a' is not in [0, 17)",
+                         "ValueError: token id [1, 2] is not in [0, 17)"], lines

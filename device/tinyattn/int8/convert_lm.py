@@ -30,7 +30,8 @@ def quantize_lm(layers, tokens, window=WINDOW):
     """The QSequential of a float language model's layers, scales from the token ids."""
     from ..nn.embedding import token_ids
 
-    ids = token_ids(list(tokens), layers[0].num_embeddings)
+    ids = token_ids(tokens if hasattr(tokens, "shape") else list(tokens),
+                    layers[0].num_embeddings)  # a list of ids, or a (rows, 1) array
     if not isinstance(window, int) or window < 1:
         raise ValueError("window must be an int >= 1, got %r" % (window,))
     window = min(window, min([getattr(layer, "seq_len", window) for layer in layers]))
