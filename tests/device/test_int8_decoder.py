@@ -46,10 +46,14 @@ def run_device(tmp_path, float_path, request, heap="8m"):
     return json.loads(out.strip().splitlines()[-1])
 
 
-def reference(tmp_path, prompt, steps):
+def reference_model(tmp_path):
     kind, meta, arrays = modelfile.read_model(tmp_path / "q.bin")
     assert kind == modelfile.QUANTIZED
-    return Int8LM(meta["layers"], arrays).generate(prompt, steps)
+    return meta["layers"], arrays
+
+
+def reference(tmp_path, prompt, steps):
+    return Int8LM(*reference_model(tmp_path)).generate(prompt, steps)
 
 
 SHAPES = {
@@ -78,6 +82,8 @@ def test_int8_generation_is_the_integer_references_bit_for_bit(tmp_path, name):
     assert got["tokens"] == tokens
     assert np.array_equal(np.array(got["logits"]), np.array(logits))
     assert len(set(tokens)) > 1  # not a model that says one thing
+    lm = Int8LM(*reference_model(tmp_path))  # logits(prompt): each position's, dequantized
+    assert got["prompt_logits"] == [lm.step(t, pos).tolist() for pos, t in enumerate(prompt)]
 
 
 def llama2c_model(path):

@@ -85,6 +85,24 @@ class QSequential:
         y, rows, cols = self.forward_int(self._xq, rows, cols, keep=keep)
         return dequantize(y, rows, cols, self.layers[-1].out_scale())
 
+    def logits(self, tokens):
+        """A language model's (QEmbedding first) logits at every position of the list of
+        token ids, (len(tokens), vocab) floats: each position a step against a new int8
+        cache, as tinyattn.generate runs it."""
+        from ulab import numpy as np
+        from ..lm.generate import step
+        from ..nn.embedding import token_ids
+
+        if not hasattr(self.layers[0], "num_embeddings"):
+            raise ValueError("logits needs an int8 language model (Embedding first)")
+        ids = token_ids(list(tokens), self.layers[0].num_embeddings)
+        caches = [layer.new_cache(len(ids)) if hasattr(layer, "step") else None
+                  for layer in self.layers]
+        out = np.zeros((len(ids), self.layers[-1].V))
+        for pos in range(len(ids)):
+            out[pos, :] = step(self.layers, caches, ids[pos], pos)
+        return out
+
     def out_code(self):
         """The typecode of forward_int's output: "i" when the last layer keeps its int32
         accumulator (a last Dense or Attention), else "b"."""

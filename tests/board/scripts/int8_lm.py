@@ -29,6 +29,8 @@ def keep(token):
 
 prompt, steps = request["prompt"], request["steps"]
 out = {"tokens": tinyattn.generate(q, prompt, steps, on_token=keep), "logits": logits}
+scale = classifier.out_scale()
+out["prompt_logits"] = [[round(v / scale) for v in row] for row in q.logits(prompt).tolist()]
 if request.get("forced"):
     want = tinyattn.generate(model, prompt, steps)
     out["float"] = want
