@@ -121,10 +121,12 @@ def test_finetune_on_the_board_brings_the_tuned_model_back(files, tmp_path):
 
 @pytest.mark.skipif(not unixport.has_ulab(unixport.interpreter()),
                     reason="a heap figure: a real ulab only (the stand-in's arrays are lists)")
-def test_make_generate_writes_the_shipped_story_in_300k(tmp_path):
-    """make generate's two commands: the shipped model imported, then 80 tokens written on a
-    32-bit port in a 300 KB heap (a board without PSRAM), as readable English, and tokens/s."""
-    heap = board_heap("300k")
+def test_make_generate_float_writes_the_shipped_story_in_304k(tmp_path):
+    """make generate INT8='s two commands: the shipped model imported in float, then 80
+    tokens written on a 32-bit port in a 304 KB heap, as readable English, and tokens/s. (It
+    ran in 300 KB within 2 KB of the limit, until the int8 kinds' four class names joined the
+    kind registry (nn/spec.py); make generate runs the int8 model in 300 KB: below.)"""
+    heap = board_heap("304k")
     stories = Path(__file__).resolve().parents[2] / "data" / "stories"
     assert main(["import-llama2c", str(stories / "model.bin"), "-o",
                  str(tmp_path / "stories.bin")]) == 0
