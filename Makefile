@@ -30,7 +30,7 @@ help:
 	@echo "             REPORT: its training curve"
 	@echo "make bench [PORT=...] [BENCH_OUT=build/bench]   speed and memory tables, JSON, PNG"
 	@echo "             into BENCH_OUT (performance.md there)"
-	@echo "make generate [PORT=...] [PROMPT=...] [STEPS=80] [HEAP=300k]   the shipped story"
+	@echo "make generate [PORT=...] [PROMPT=...] [STEPS=80] [HEAP=300k] [INT8=1]   the shipped story"
 	@echo "             model (data/stories) writes on the board: text as it comes, tokens/s"
 	@echo "make emulate  the int8 kernels' ESP32-S3 machine code in qemu-system-xtensa: checked"
 	@echo "             bit for bit, executed instructions per MAC into build/emulate/performance.md"
@@ -135,9 +135,11 @@ bench: $(STAMP) objdump qemu
 
 PROMPT ?= Once upon a time
 STEPS  ?= 80
+INT8   ?= 1
 generate: $(STAMP)
 	@mkdir -p build
-	$(BIN)/python -m tinyattn_host import-llama2c data/stories/model.bin -o build/stories.bin
+	$(BIN)/python -m tinyattn_host import-llama2c data/stories/model.bin -o build/stories.bin \
+	  $(if $(INT8),--int8 data/stories/stories.txt)
 	$(BIN)/python -m tinyattn_host generate build/stories.bin $(if $(PORT),--port $(PORT)) \
 	  --tokenizer data/stories/tokenizer.bin --prompt "$(PROMPT)" --steps $(STEPS) \
 	  $(if $(HEAP),--heap $(HEAP))

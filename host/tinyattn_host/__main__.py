@@ -148,7 +148,9 @@ def _import_llama2c(p):
     p.add_argument("checkpoint", help="llama2.c's model.bin (the legacy format run.c reads)")
     p.add_argument("-o", "--out", required=True, help="the tinyattn model file to write")
     p.add_argument("--int8", metavar="CALIBRATION",
-                   help="quantize too, calibrated on this text file (not yet available)")
+                   help="write the int8 model, calibrated on this UTF-8 text (encoded with "
+                   "the tokenizer) or .npy of token ids")
+    p.add_argument("--tokenizer", help="--int8's tokenizer.bin (default: beside the checkpoint)")
 
 
 def _export_llama2c(p):

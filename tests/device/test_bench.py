@@ -85,7 +85,7 @@ def test_quick_bench_writes_its_section_json_and_plot(tmp_path, capsys):
     decoded = results["decoder"]
     assert [r["C"] for r in decoded] == list(PLAN.QUICK_DECODER_C)
     for r in decoded:
-        for path in ("float_token", "float_full"):
+        for path in ("float_token", "float_full", "int8_token"):
             assert isinstance(r[path], float) and r[path] > 0, (path, r[path])
 
     tables = _tables(mine)

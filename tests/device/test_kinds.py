@@ -32,7 +32,7 @@ NON_DEFAULT = {
     "DecoderBlock": (["DecoderBlock", 4, 2, 1, 6, 8, 0.001, "half", 100.0], (3, 4)),
     "Classifier": (["Classifier", 4, 7, True], (3, 4)),  # tied: the Embedding's weights
 }
-NO_INT8_YET = ["Classifier", "DecoderBlock", "Embedding", "RMSNorm", "SwiGLU"]  # issue 36
+NO_INT8_YET = ["SwiGLU"]  # int8 inside a DecoderBlock (int8/decoder.py), not on its own
 
 
 def test_the_configs_cover_every_kind_and_every_argument():

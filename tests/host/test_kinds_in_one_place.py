@@ -36,6 +36,9 @@ ALLOWED = {
     "device/tinyattn/datasets/vowels.py": "the vowels model's encoder layers",
     "device/tinyattn/link/handlers.py": "the link's longest sequence of an attention layer",
     "device/tinyattn/int8/convert.py": "an encoder layer's parts quantized",
+    "device/tinyattn/int8/convert_lm.py": "a decoder's layers quantized, each kind its way",
+    "host/tinyattn_host/quantize/lm.py": "the host's twin of int8/convert_lm.py",
+    "host/tinyattn_host/reference/int8_decoder.py": "the int8 decoder's layers, each kind its way",
 }
 
 

@@ -26,11 +26,18 @@ def quantize(model, calibration_x, seq_len=None, batch_size=16, mask=None):
     of them (npy_rows.py), read a batch at a time: the heap holds one batch's activations
     whatever the number of rows, and the result is the array's, byte for byte.
 
+    A language model (a Sequential of Embedding, DecoderBlock..., RMSNorm, Classifier) takes
+    token ids as calibration_x (a list), run a window of 64 at a time (convert_lm.py).
+
     model: a Sequential (Dense, Activation, Tokens, SelfAttention, GlobalAvgPool, and
     qencoder's LayerNorm, PositionalEmbedding, Gelu, TransformerEncoderLayer), a Dense, or an
     Attention (give its seq_len). Returns a QSequential; a lone Dense or Attention
     becomes a one-layer QSequential (its forward_int and forward are the layer's).
     """
+    if isinstance(model, Sequential) and hasattr(model.layers[0], "num_embeddings"):
+        from .convert_lm import quantize_lm
+
+        return quantize_lm(model.layers, calibration_x)
     if isinstance(model, Sequential):
         layers = model.layers
     elif isinstance(model, (Dense, Attention)):

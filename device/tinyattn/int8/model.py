@@ -51,6 +51,9 @@ class QSequential:
 
     def __init__(self, layers):
         self.layers = list(layers)
+        for layer in self.layers:
+            if hasattr(layer, "bind"):  # a tied classifier finds its embedding
+                layer.bind(self.layers)
         self._source = self._rows = self._cols = None  # the input the layers are bound to
         self._outputs = []
         self._xq = self._numbers = None  # the input's int8 buffer, its Quantizer
@@ -109,6 +112,24 @@ class QSequential:
             self._numbers.quantize_into(x, self._xq)
         y, rows, cols = self.forward_int(self._xq, rows, cols, keep=keep)
         return self._numbers.dequantize(y, rows, cols)
+
+    def logits(self, tokens):
+        """A language model's (QEmbedding first) logits at every position of the list of
+        token ids, (len(tokens), vocab) floats: each position a step against a new int8
+        cache, as tinyattn.generate runs it."""
+        from ulab import numpy as np
+        from ..lm.generate import step
+        from ..nn.embedding import token_ids
+
+        if not hasattr(self.layers[0], "num_embeddings"):
+            raise ValueError("logits needs an int8 language model (Embedding first)")
+        ids = token_ids(list(tokens), self.layers[0].num_embeddings)
+        caches = [layer.new_cache(len(ids)) if hasattr(layer, "step") else None
+                  for layer in self.layers]
+        out = np.zeros((len(ids), self.layers[-1].V))
+        for pos in range(len(ids)):
+            out[pos, :] = step(self.layers, caches, ids[pos], pos)
+        return out
 
     def out_code(self):
         """The typecode of forward_int's output: "i" when the last layer keeps its int32

@@ -87,10 +87,12 @@ def _check_layer(i, spec):
 
 def _int32_output(cls, spec):
     """Whether a (checked) description keeps its int32 accumulator: its class's INT32 is the
-    path of the multiplier that is then null (none: it never does)."""
+    path of the multiplier that is then null (none: it never does; an empty path: always)."""
     path = getattr(cls, "INT32", None)
     if path is None:
         return False
+    if not path:
+        return True
     for key in path:
         spec = spec[key]
     return spec is None

@@ -218,17 +218,18 @@ declare("TransformerEncoderLayer", ".encoder",
         _encoder, _encoder_check, seeded=True, int8=".encoder.QTransformerEncoderLayer",
         flow=(("features", 0), ("tokens", 7)), takes_mask=True, stream="cache")
 declare("Embedding", ".embedding", ("num_embeddings", dim, REQUIRED, "embedding_dim", dim, REQUIRED),
-        lambda V, E: [("W", (V, E))], seeded=True, flow=(("out", 1),))
+        lambda V, E: [("W", (V, E))], seeded=True, int8=".lm.QEmbedding", flow=(("out", 1),))
 declare("RMSNorm", ".rmsnorm", ("dim", dim, REQUIRED, "eps", positive, EPS),
-        lambda E, eps: [("gamma", (E,))], flow=(("features", 0),))
+        lambda E, eps: [("gamma", (E,))], int8=".decoder.QRMSNorm", flow=(("features", 0),))
 declare("SwiGLU", ".swiglu", ("dim", dim, REQUIRED, "hidden_dim", dim, REQUIRED), _swiglu,
         seeded=True, flow=(("features", 0),))
 declare("DecoderBlock", ".decoder",
         ("dim", dim, REQUIRED, "n_heads", dim, REQUIRED, "n_kv_heads", dim, REQUIRED,
          "hidden_dim", dim, REQUIRED, "seq_len", dim, REQUIRED, "eps", positive, EPS,
          "rope", choice(ROPE_STYLES), "pairs", "theta", positive, 10000.0),
-        _decoder, decoder_heads, seeded=True, flow=(("features", 0),))
+        _decoder, decoder_heads, seeded=True, int8=".decoder.QDecoderBlock",
+        flow=(("features", 0),))
 declare("Classifier", ".embedding", ("dim", dim, REQUIRED, "vocab_size", dim, REQUIRED,
                                      "tied", flag, False),
         lambda E, V, tied: [] if tied else [("W", (V, E))], seeded=True,
-        flow=(("features", 0), ("out", 1)))
+        int8=".lm.QClassifier", flow=(("features", 0), ("out", 1)))

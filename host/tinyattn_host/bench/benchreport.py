@@ -218,18 +218,25 @@ def decoder_table(rows):
     c = rows[0]["config"]
     block = c[1]
     out = ["### Language model: one token with the key/value cache against a full causal "
-           "forward of the context (ms, float)", "",
+           "forward of the context (ms; float, and int8 with its int8 cache)", "",
            "Embedding(%d, %d), %d DecoderBlock(dim %d, %d heads, %d key/value heads, hidden "
            "%d), RMSNorm, Classifier (llama2.c's stories260K shape, seeded weights): the "
            "token at position C with C - 1 cached (`tinyattn.generate`'s step) against "
            "`model.logits` of the C tokens; tokens/s = 1000 / token ms." % (
                c[0][1], c[0][2], len(c) - 3, block[1], block[2], block[3], block[4]), ""]
-    out += table(("C", "token ms", "tokens/s", "full ms", "full / token"),
-                 [(r["C"], _ms(r["float_token"]),
-                   "%.1f" % (1000.0 / r["float_token"]) if _number(r["float_token"]) else "-",
-                   _ms(r["float_full"]), _ratio(r["float_full"], r["float_token"]))
+    out += table(("C", "token ms", "tokens/s", "full ms", "full / token", "int8 token ms",
+                  "int8 tokens/s", "float / int8"),
+                 [(r["C"], _ms(r["float_token"]), _rate(r["float_token"]),
+                   _ms(r["float_full"]), _ratio(r["float_full"], r["float_token"]),
+                   _ms(r.get("int8_token")), _rate(r.get("int8_token")),
+                   _ratio(r["float_token"], r.get("int8_token")))
                   for r in sorted(rows, key=lambda r: r["C"])])
     return out
+
+
+def _rate(ms):
+    """tokens/s of a token's ms, "-" when it was not measured."""
+    return "%.1f" % (1000.0 / ms) if _number(ms) else "-"
 
 
 def _number(value):

@@ -13,9 +13,10 @@ from pathlib import Path
 
 from mpremote.transport import TransportError
 
+from .. import modelfile
 from ..board.board import Board
 from ..board.ports import choose
-from ..errors import BoardError, UsageError
+from ..errors import BoardError, InputError, UsageError
 from .generate import BOARD_MODEL, BOARD_TOKENIZER, check_files, copy_to_board
 
 BOARD_TEXT, BOARD_TUNED = "finetune_text.txt", "finetune_tuned.bin"
@@ -52,6 +53,9 @@ def finetune_command(args):
     if not Path(args.text).is_file():
         raise UsageError("no text file %s" % args.text)
     vocab, _ = check_files(args.model, tokenizer_path)
+    if modelfile.read_model(args.model)[0] == modelfile.QUANTIZED:
+        raise InputError("%s is an int8 model: fine-tune the float one (import-llama2c "
+                         "without --int8), then quantize it" % args.model)
     code = SCRIPT % dict(model=BOARD_MODEL, tokenizer=BOARD_TOKENIZER, vocab=vocab,
                          text=BOARD_TEXT, steps=args.steps, context=args.context, lr=args.lr,
                          seed=args.seed, tuned=BOARD_TUNED)

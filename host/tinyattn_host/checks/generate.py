@@ -2,7 +2,7 @@
 
     .venv/bin/python -m tinyattn_host generate MODEL --prompt "Once upon" --steps 40 [--port P]
 
-MODEL is a tinyattn decoder model file (import-llama2c's, or int8 ones later) and its
+MODEL is a tinyattn decoder model file (import-llama2c's, float or --int8) and its
 tokenizer llama2.c's tokenizer.bin (--tokenizer, default: tokenizer.bin beside MODEL). Both
 are checked here, then copied to the board (only when they differ; into the virtual board's
 flash folder directly), where tinyattn.generate_text runs with its key/value cache and prints
@@ -30,7 +30,8 @@ SILENCE = 120  # seconds without a token after which the board is given up on
 
 SCRIPT = """\
 import sys, time, tinyattn
-model = tinyattn.load(%(model)r)
+%(load)s
+model = load(%(model)r)
 tokenizer = tinyattn.read_tokenizer(%(tokenizer)r, %(vocab)d)
 out = getattr(sys.stdout, "buffer", sys.stdout)
 count = [0]
@@ -51,10 +52,15 @@ def check_files(model_path, tokenizer_path):
     with bad_file_is_input_error():
         kind, meta, arrays = modelfile.read_model(model_path)
         config = meta.get("config") if isinstance(meta, dict) else None
-        if kind != modelfile.SEQUENTIAL or not config or config[0][0] != "Embedding":
+        layers = meta.get("layers") if isinstance(meta, dict) else None
+        if kind == modelfile.QUANTIZED and layers and isinstance(layers[0], dict) and \
+                layers[0].get("kind") == "Embedding":
+            vocab = layers[0]["V"]
+        elif kind == modelfile.SEQUENTIAL and config and config[0][0] == "Embedding":
+            vocab = config[0][1]
+        else:
             raise InputError("%s is not a language model (Embedding, DecoderBlock..., "
                              "RMSNorm, Classifier): import one with import-llama2c" % model_path)
-        vocab = config[0][1]
         tokenizer = device_module("lm/tokenizer").read_tokenizer(str(tokenizer_path), vocab)
     return vocab, tokenizer
 
@@ -73,11 +79,15 @@ def copy_to_board(board, local, remote):
     board.transport.fs_writefile(remote, data, chunk_size=1024)
 
 
-def run_generation(board, vocab, prompt, steps, temperature, top_p, seed, out=None):
+LOADERS = {False: "load = tinyattn.load", True: "from tinyattn.int8 import load"}
+
+
+def run_generation(board, vocab, prompt, steps, temperature, top_p, seed, out=None,
+                   int8=False):
     """Run the board's generation, its text to `out` as it comes; returns (tokens, ms,
     prompt tokens)."""
     out = out or sys.stdout
-    code = SCRIPT % dict(model=BOARD_MODEL, tokenizer=BOARD_TOKENIZER, vocab=vocab,
+    code = SCRIPT % dict(load=LOADERS[int8], model=BOARD_MODEL, tokenizer=BOARD_TOKENIZER, vocab=vocab,
                          prompt=prompt, steps=steps, temperature=temperature, top_p=top_p,
                          seed=seed)
     text = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -140,7 +150,9 @@ def generate_command(args):
         sys.stdout.write(args.prompt)
         sys.stdout.flush()
         tokens, ms, _ = run_generation(board, vocab, args.prompt, args.steps, args.temperature,
-                                       args.top_p, args.seed)
+                                       args.top_p, args.seed,
+                                       int8=modelfile.read_model(args.model)[0]
+                                       == modelfile.QUANTIZED)
     seconds = max(ms, 1) / 1000.0
     print("%d tokens in %.2f s on the board: %.1f tokens/s (%d prompt tokens included: %.1f "
           "positions/s)" % (tokens, seconds, tokens / seconds, prompt_tokens,

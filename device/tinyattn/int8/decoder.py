@@ -1,0 +1,245 @@
+"""The int8 language model's kinds: QRMSNorm and QDecoderBlock (with int8/lm.py's QEmbedding
+and QClassifier), run a position at a time against an int8 key/value cache of H_kv heads.
+
+They keep float generation's protocol (lm/generate.py): `forward(x)` of one row and a block's
+`step(x, pos, cache)` and `new_cache(capacity)`, on int8 buffers, so tinyattn.generate runs an
+int8 model as it runs a float one. A block, in int8 (each step's scale in its description):
+
+    a = rmsnorm(x); q, k, v = a Wq^T, a Wk^T, a Wv^T (int8); q, k turned (rotary, Q14);
+    k, v into the cache (K rows, V^T columns, offset binary); ctx = the int8 attention core
+    (kernels_attend, causal by the cache's kept positions); h = x + ctx Wo^T;
+    b = rmsnorm(h); y = h + (silu(b W1^T) * (b W3^T)) W2^T, silu a 256-entry table.
+"""
+
+from . import kernels, kernels_attend
+from . import kernels_decoder as dk
+from . import kernels_norm as nk
+from .layers import QDense
+from .numbers import flip, int8_buffer, int8_weights, multiplier, round_half_up
+from .rotary_fixed import frequencies, table
+
+PROJECTIONS = ("wq", "wk", "wv", "wo", "w1", "w3", "w2")
+NORMS = ("attention_norm", "ffn_norm")
+
+
+def eps_units(eps, E, s_x):
+    """RMSNorm's eps in units of sum x^2: round(E eps / s_x^2), in [1, 2^29]."""
+    v = min(E * eps / (s_x * s_x), 536870912.0)
+    return max(1, round_half_up(v))
+
+
+class QRMSNorm:
+    """RMSNorm of int8 rows of E values: gamma int8 (offset binary in memory, scale s_g);
+    out int8 at s_y; eps_q in units of sum x^2."""
+
+    kind = "RMSNorm"
+    FLOAT = ("E",)  # int8/spec.py's float_config: the float entry's arguments
+    FIELDS = {"E": "dim", "eps": "count", "mult": "mult", "s_x": "scale", "s_g": "scale",
+              "s_y": "scale"}
+
+    def __init__(self, E, gamma, eps, mult, s_x, s_g, s_y):
+        self.E, self.gamma, self.eps, self.mult = E, gamma, eps, mult
+        self.s_x, self.s_g, self.s_y = s_x, s_g, s_y
+        self.header = dk.rmsnorm_header(E, eps, mult)
+        self.out = int8_buffer(E)
+
+    @staticmethod
+    def from_float(layer, s_x, s_y):
+        E = layer.dim
+        gamma, s_g = int8_weights(layer.gamma.reshape((1, E)))
+        s_z = s_g * (E ** 0.5) / 4096  # z is x / sqrt(sum x^2) in Q12: rms's sqrt(E) here
+        return QRMSNorm(E, gamma, eps_units(layer.eps, E, s_x), multiplier(s_z, s_y), s_x,
+                        s_g, s_y)
+
+    @staticmethod
+    def quantize(layer, stats, s_x, s_y, seq_len=None):
+        from .numbers import scale_for
+
+        return QRMSNorm.from_float(layer, s_x, s_y or scale_for(stats["out"]))
+
+    def out_scale(self):
+        return self.s_y
+
+    def forward(self, x):
+        """The normalized row of int8 x (E items): the layer's own buffer."""
+        dk.rmsnorm(x, self.out, self.gamma, self.header)
+        return self.out
+
+    def spec(self):
+        return {"kind": "RMSNorm", "E": self.E, "eps": self.eps, "mult": self.mult,
+                "s_x": self.s_x, "s_g": self.s_g, "s_y": self.s_y}
+
+    def arrays(self, prefix):
+        return [(prefix + "gamma", flip(self.gamma), "b", (self.E,))]
+
+    @staticmethod
+    def array_shapes(spec):
+        return [("gamma", "b", (spec["E"],), True)]
+
+    @staticmethod
+    def from_spec(spec, arrays, prefix):
+        return QRMSNorm(spec["E"], flip(arrays[prefix + "gamma"]), spec["eps"],
+                        tuple(spec["mult"]), spec["s_x"], spec["s_g"], spec["s_y"])
+
+
+class QDecoderBlock:
+    """A Llama block in int8 (module docstring); parts QRMSNorm and QDense (no biases)."""
+
+    kind = "DecoderBlock"
+    FLOAT = ("E", "H", "H_kv", "F", "seq_len")  # int8/spec.py's float_config
+    FIELDS = {"E": "dim", "H": "dim", "H_kv": "dim", "F": "dim", "seq_len": "dim",
+              "rope": "str", "theta": "scale", "parts": "dict", "score": "mult",
+              "ctx": "mult", "gate": "mult", "s_silu": "scale", "adds": "adds",
+              "s_x": "scale", "s_y": "scale"}
+
+    def __init__(self, spec, parts, silu):
+        self.E, self.H, self.H_kv, self.F = spec["E"], spec["H"], spec["H_kv"], spec["F"]
+        self.seq_len, self.rope, self.theta = spec["seq_len"], spec["rope"], spec["theta"]
+        self.score, self.ctx_mult, self.gate = spec["score"], spec["ctx"], spec["gate"]
+        self.s_silu, self.adds = spec["s_silu"], spec["adds"]
+        self.s_x, self.s_y = spec["s_x"], spec["s_y"]
+        self.parts, self.silu = parts, silu
+        self.D = self.E // self.H
+        self.ekv = self.H_kv * self.D
+        self.freqs = frequencies(self.D, self.theta)
+        halves = self.rope == "half"
+        self.turn_q = dk.rotary_header(self.H, self.D, halves)
+        self.turn_k = dk.rotary_header(self.H_kv, self.D, halves, 128)
+        self.gate_header = dk.product_header(self.F, self.gate)
+        self.k_row, self.silu_out = int8_buffer(self.ekv), int8_buffer(self.F)
+        self.gated, self.ctx = int8_buffer(self.F), int8_buffer(self.E)
+        self.h, self.out = int8_buffer(self.E), int8_buffer(self.E)
+        self.add1, self.add2 = nk.add_header(self.E, self.adds[0]), nk.add_header(self.E,
+                                                                                   self.adds[1])
+        self._src = self._cache = None
+
+    @staticmethod
+    def quantize(layer, stats, s_x, s_y=None, seq_len=None):
+        """From a float DecoderBlock and its steps' max |.| (convert_lm.block_stats)."""
+        from .convert_lm import quantize_block
+
+        return quantize_block(layer, stats, s_x)
+
+    def out_scale(self):
+        return self.s_y
+
+    def new_cache(self, capacity):
+        """The int8 cache of `capacity` positions: K rows and V^T columns (H_kv D bytes a
+        position, offset binary), the kept positions, the attention core's header."""
+        if not 1 <= capacity <= self.seq_len:
+            raise ValueError("a cache of %d positions; the block's context is 1..%d"
+                             % (capacity, self.seq_len))
+        core = kernels_attend.attend_header(1, self.H, self.D, self.score, self.ctx_mult,
+                                            kv_len=capacity, num_kv_heads=self.H_kv)
+        n = capacity * self.ekv
+        return [bytearray(n), bytearray(n), bytearray(capacity), core, None]
+
+    def _bind(self, x, cache):
+        """Plan every part for int8 row x and the cache (once per source and cache)."""
+        p = self.parts
+        K, VT, keep, core = cache[0], cache[1], cache[2], cache[3]
+        T = len(keep)
+        a = p["attention_norm"].out
+        q, _, _ = p["wq"].plan(a, 1, self.E)
+        p["wk"].plan(a, 1, self.E)
+        p["wv"].plan(a, 1, self.E)
+        h = p["wv"].header  # V straight into the cache's column: moved to each position
+        kernels.bind_linear(h, p["wv"].W, 1, a, VT, dst_off=T - 1, dst_col=T, add=128)
+        kernels.bind_linear(h, p["wv"].W, 1, a, VT, dst_col=T, add=128)
+        cache[4] = kernels.dst_field(h)
+        kernels_attend.bind_query(core, q, K, VT, self.ctx, keep)
+        o, _, _ = p["wo"].plan(self.ctx, 1, self.E)
+        nk.bind_add(self.add1, 1, x, o, self.h)
+        b = p["ffn_norm"].out
+        g, _, _ = p["w1"].plan(b, 1, self.E)
+        p["w3"].plan(b, 1, self.E)
+        f, _, _ = p["w2"].plan(self.gated, 1, self.F)
+        nk.bind_add(self.add2, 1, self.h, f, self.out)
+        self._src, self._cache = x, cache
+
+    def step(self, x, pos, cache):
+        """The int8 row after position `pos` of int8 row x (E), its k and v kept in cache."""
+        if x is not self._src or cache is not self._cache:
+            self._bind(x, cache)
+        if not 0 <= pos < len(cache[2]):
+            raise ValueError("position %d is outside the cache (%d)" % (pos, len(cache[2])))
+        p = self.parts
+        angles = table(pos, self.freqs)
+        dk.set_angles(self.turn_q, angles)
+        dk.set_angles(self.turn_k, angles, pos * self.ekv)
+        kernels.move_dst(p["wv"].header, cache[4], pos)
+        cache[2][pos] = 1
+        p["attention_norm"].forward(x)
+        for n in ("wq", "wk", "wv"):
+            p[n].run()
+        q, k = p["wq"].out, p["wk"].out
+        dk.rotate(q, q, self.turn_q)
+        dk.rotate(k, cache[0], self.turn_k)
+        kernels_attend.attend(cache[3])
+        p["wo"].run()
+        nk.add(self.add1, p["wo"].out)
+        p["ffn_norm"].forward(self.h)
+        p["w1"].run()
+        p["w3"].run()
+        kernels.table_lookup(p["w1"].out, self.silu_out, self.F, self.silu)
+        dk.product(self.silu_out, p["w3"].out, self.gated, self.gate_header)
+        p["w2"].run()
+        nk.add(self.add2, p["w2"].out)
+        return self.out
+
+    def spec(self):
+        parts = dict((n, self.parts[n].spec()) for n in NORMS + PROJECTIONS)
+        return {"kind": "DecoderBlock", "E": self.E, "H": self.H, "H_kv": self.H_kv,
+                "F": self.F, "seq_len": self.seq_len, "rope": self.rope, "theta": self.theta,
+                "parts": parts, "score": self.score, "ctx": self.ctx_mult, "gate": self.gate,
+                "s_silu": self.s_silu, "adds": self.adds, "s_x": self.s_x, "s_y": self.s_y}
+
+    def arrays(self, prefix):
+        out = []
+        for n in NORMS + PROJECTIONS:
+            out += self.parts[n].arrays(prefix + n + ".")
+        return out + [(prefix + "silu", self.silu, "b", (256,))]
+
+    @staticmethod
+    def array_shapes(spec):
+        out = [(n + ".gamma", "b", (spec["E"],), True) for n in NORMS]
+        for n in PROJECTIONS:
+            d = spec["parts"][n]
+            out.append((n + ".W", "b", (d["out"], d["in"]), True))
+        return out + [("silu", "b", (256,), True)]
+
+    @staticmethod
+    def check_spec(where, spec):
+        """Each part against its own schema; the sizes of a Llama block of E, H, H_kv, F."""
+        from .fields import check_layer_spec
+
+        parts = spec["parts"]
+        E, H, H_kv, F = spec["E"], spec["H"], spec["H_kv"], spec["F"]
+        if E % H or H % H_kv or (E // H) % 2:
+            raise ValueError("%s: E %d, H %d, H_kv %d: H must divide E (an even head_dim), "
+                             "H_kv divide H" % (where, E, H, H_kv))
+        if spec["rope"] not in ("pairs", "half"):
+            raise ValueError("%s: 'rope' must be 'pairs' or 'half', got %r"
+                             % (where, spec["rope"]))
+        ekv = E // H * H_kv
+        sizes = {"wq": (E, E), "wk": (E, ekv), "wv": (E, ekv), "wo": (E, E), "w1": (E, F),
+                 "w3": (E, F), "w2": (F, E)}
+        for n in NORMS + PROJECTIONS:
+            if not isinstance(parts.get(n), dict):
+                raise ValueError("%s: 'parts' needs %r" % (where, n))
+            check_layer_spec("%s.parts.%s" % (where, n), parts[n],
+                             QRMSNorm if n in NORMS else QDense)
+            got = (parts[n]["E"],) if n in NORMS else (parts[n]["in"], parts[n]["out"])
+            want = (E,) if n in NORMS else sizes[n]
+            if got != want or (n not in NORMS and parts[n]["mult"] is None):
+                raise ValueError("%s.parts.%s: sizes %r, the block needs %r and an int8 output"
+                                 % (where, n, got, want))
+
+    @staticmethod
+    def from_spec(spec, arrays, prefix):
+        parts = {}
+        for n in NORMS:
+            parts[n] = QRMSNorm.from_spec(spec["parts"][n], arrays, prefix + n + ".")
+        for n in PROJECTIONS:
+            parts[n] = QDense.from_spec(spec["parts"][n], arrays, prefix + n + ".")
+        return QDecoderBlock(spec, parts, arrays[prefix + "silu"])

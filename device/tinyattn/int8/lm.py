@@ -1,0 +1,119 @@
+"""The int8 language model's ends: QEmbedding (int8 rows and their scale) and QClassifier
+(int32 logits, dequantized; tied: the embedding's own int8 rows, one copy)."""
+
+from .numbers import dequantize, flip, int8_buffer, int8_weights
+
+
+class QEmbedding:
+    """Token t -> row t of W, int8 at s_w (offset binary in memory; the row flipped back)."""
+
+    kind = "Embedding"
+    FLOAT = ("V", "E")  # int8/spec.py's float_config: the float entry's arguments
+    FIELDS = {"V": "dim", "E": "dim", "s_w": "scale"}
+
+    def __init__(self, V, E, W, s_w):
+        self.num_embeddings, self.E, self.W, self.s_w = V, E, W, s_w
+        self.out = int8_buffer(E)
+
+    @staticmethod
+    def quantize(layer, stats, s_x, s_y, seq_len=None):
+        W, s_w = int8_weights(layer.W)
+        return QEmbedding(layer.num_embeddings, layer.embedding_dim, W, s_w)
+
+    @property
+    def s_x(self):
+        return self.s_w
+
+    def out_scale(self):
+        return self.s_w
+
+    def forward(self, ids):
+        """The int8 row of a one-token list [t] (generate's step): the layer's own buffer."""
+        E, W, out = self.E, self.W, self.out
+        base = ids[0] * E
+        for i in range(E):  # E items a token: no kernel call (nor a memoryview) for them
+            out[i] = (W[base + i] & 255) - 128  # offset binary, in bytes or int8 items
+        return out
+
+    def spec(self):
+        return {"kind": "Embedding", "V": self.num_embeddings, "E": self.E, "s_w": self.s_w}
+
+    def arrays(self, prefix):
+        return [(prefix + "W", flip(self.W), "b", (self.num_embeddings, self.E))]
+
+    @staticmethod
+    def array_shapes(spec):
+        return [("W", "b", (spec["V"], spec["E"]), True)]
+
+    @staticmethod
+    def from_spec(spec, arrays, prefix):
+        return QEmbedding(spec["V"], spec["E"], flip(arrays[prefix + "W"]), spec["s_w"])
+
+
+class QClassifier:
+    """logits = x W^T as the int32 accumulator (scale s_x s_w), returned as floats (1, V)."""
+
+    kind = "Classifier"
+    FLOAT = ("E", "V", "tied")  # int8/spec.py's float_config: the float entry's arguments
+    INT32 = ()  # int8/spec.py: its logits are always the int32 accumulator
+    FIELDS = {"E": "dim", "V": "dim", "tied": "bool", "s_x": "scale", "s_w": "scale?"}
+    out_code = "i"
+
+    def __init__(self, E, V, tied, W, s_x, s_w):
+        self.E, self.V, self.tied, self.W, self.s_x, self.s_w = E, V, tied, W, s_x, s_w
+        self.dense = self._src = None
+
+    @staticmethod
+    def quantize(layer, stats, s_x, s_y, seq_len=None):
+        if layer.tied:
+            return QClassifier(layer.dim, layer.vocab_size, True, None, s_x, None)
+        W, s_w = int8_weights(layer.W)
+        return QClassifier(layer.dim, layer.vocab_size, False, W, s_x, s_w)
+
+    def bind(self, layers):
+        """A tied classifier takes the QEmbedding's rows and scale (QSequential calls this)."""
+        if self.tied:
+            found = [layer for layer in layers if isinstance(layer, QEmbedding)]
+            if len(found) != 1 or (found[0].num_embeddings, found[0].E) != (self.V, self.E):
+                raise ValueError("a tied Classifier(%d, %d) needs one Embedding(%d, %d)"
+                                 % ((self.E, self.V) * 2))
+            self.W, self.s_w = found[0].W, found[0].s_w
+        from .layers import QDense
+
+        self.dense = QDense(self.E, self.V, self.W, None, None, self.s_x, self.s_w, None)
+
+    def out_scale(self):
+        return self.s_x * self.s_w
+
+    def forward_int(self, x):
+        """The int32 logits (array 'i', V) of int8 row x: the layer's own buffer."""
+        if self.dense is None:
+            raise ValueError("a tied Classifier works inside its model (QSequential binds it)")
+        if x is not self._src:
+            self.dense.plan(x, 1, self.E)
+            self._src = x
+        self.dense.run()
+        return self.dense.out
+
+    def forward(self, x):
+        """The float logits (1, V) of int8 row x."""
+        return dequantize(self.forward_int(x), 1, self.V, self.out_scale())
+
+    def spec(self):
+        spec = {"kind": "Classifier", "E": self.E, "V": self.V, "tied": self.tied,
+                "s_x": self.s_x, "s_w": self.s_w}
+        if self.tied:
+            spec["s_w"] = None
+        return spec
+
+    def arrays(self, prefix):
+        return [] if self.tied else [(prefix + "W", flip(self.W), "b", (self.V, self.E))]
+
+    @staticmethod
+    def array_shapes(spec):
+        return [] if spec["tied"] else [("W", "b", (spec["V"], spec["E"]), True)]
+
+    @staticmethod
+    def from_spec(spec, arrays, prefix):
+        W = None if spec["tied"] else flip(arrays[prefix + "W"])
+        return QClassifier(spec["E"], spec["V"], spec["tied"], W, spec["s_x"], spec["s_w"])
