@@ -4,8 +4,8 @@
     micropython calibrate_npy.py MODEL_FILE npy ROWS.npy OUT_FILE
     micropython calibrate_npy.py MODEL_FILE array ROWS.f32 ROWS COLS OUT_FILE
 
-`npy`: quantize(model, path, batch_size=16) once to import what it uses, then again, the
-second's int8 model saved to OUT_FILE and let go; prints "kept N": the bytes the second
+`npy`: quantize(model, path, batch_size=16) once to import what it uses, then again, that
+int8 model let go, then a third saved to OUT_FILE; prints "kept N": the bytes the second
 quantize left on the heap. `array`: the same rows, read whole from raw float32 bytes
 (float32.from_bytes), quantized as an array.
 """
@@ -18,14 +18,15 @@ from tinyattn.int8 import quantize
 
 model = load(sys.argv[1])
 if sys.argv[2] == "npy":
-    quantize(model, sys.argv[3], batch_size=16)
+    quantize(model, sys.argv[3], batch_size=16)  # what it uses imported
     gc.collect()
     base = gc.mem_alloc()
     q = quantize(model, sys.argv[3], batch_size=16)
-    q.save(sys.argv[4])
     q = None
     gc.collect()
-    print("kept", gc.mem_alloc() - base)
+    kept = gc.mem_alloc() - base
+    quantize(model, sys.argv[3], batch_size=16).save(sys.argv[4])
+    print("kept", kept)
 else:
     from tinyattn.float32 import from_bytes
 
