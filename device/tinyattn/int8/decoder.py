@@ -115,10 +115,10 @@ class QDecoderBlock:
 
     @staticmethod
     def quantize(layer, stats, s_x, s_y=None, seq_len=None):
-        """From a float DecoderBlock and its steps' max |.| (convert_lm.block_stats)."""
-        from .convert_lm import quantize_block
-
-        return quantize_block(layer, stats, s_x)
+        """A block is quantized inside its language model (convert_lm.quantize_block), whose
+        statistics are its steps': not as a layer of an encoder model."""
+        raise ValueError("a DecoderBlock is quantized with its language model (an Embedding "
+                         "first): tinyattn.int8.quantize(model, token_ids)")
 
     def out_scale(self):
         return self.s_y
