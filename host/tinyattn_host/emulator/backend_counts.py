@@ -119,7 +119,7 @@ def section(emu):
     (vt, vl, vc), (mt, ml, mc) = split(vr), split(mr)
     lines += ["", "With MAC16 the four projections run %.1fx fewer instructions, the attention "
               "core %.1fx fewer (%.2f instructions a MAC, softmax included), the whole "
-              "forward %.1fx fewer. Calls with a keep mask, the causal flag or a trace keep "
+              "forward %.1fx fewer. Calls with a padding (keep) mask or a trace keep "
               "the viper attention core." % (vl / ml, vc / mc, mc / vr[3].units, vt / mt),
               "", "Cycle estimate (a model, not a measurement): MAC16's inner loop is four "
               "MULA.DD.*.LDINC a pass of 4 MACs, each loaded register used two instructions "
