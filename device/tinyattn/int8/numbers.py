@@ -13,7 +13,7 @@ from ulab import numpy as np
 
 # leaves first: a first import nests the ones it makes (tests/device/test_import_depth.py)
 from .fixedpoint import bias_room, fixed_point, scale_range
-from . import kernels
+from . import float_io, kernels
 from ..nn.checks import require_2d
 
 SATURATE = 128
@@ -91,22 +91,54 @@ def quantize_into(x, inverse_scale, low, out):
 class Quantizer:
     """quantize_into and dequantize for one model's input and output scales, their numbers
     made once as one-element float32 ulab arrays: ulab turns every Python number an operation
-    gets into an array of its own (the same float32 numbers, so the same results; fewer
-    arrays a call: docs/quantization.md, *Speed*)."""
+    gets into an array of its own (the same float32 numbers, so the same results). Where ulab
+    lends its arrays' buffers (not the stand-in), a dense float32 input is quantized by
+    float_io's steps of this very arithmetic, found on the first call, and an output goes to
+    float32 in a buffer kept for its shape: no array a call but the output
+    (docs/quantization.md, *Speed*)."""
 
     def __init__(self, inverse_scale, low, out_scale):
         self.inverse, self.low_value, self.low = _number(inverse_scale), low, _number(low)
         self.high, self.offset, self.scale = _number(127), _number(128), _number(out_scale)
+        self.table = None  # float_io's steps; False where ulab lends no buffer
+        self._floats, self._rows, self._cols = None, 0, 0  # to_float32's output buffer
+        self._values = self._wide = None  # the ints it was made for: int32 (wide) or int8
+
+    def offset_bytes(self, x):
+        """uint8(clip(x * inverse, low, 127) + 128): what the steps are found from."""
+        return _offset_bytes(x, self.inverse, self.low_value, self.low, self.high, self.offset)
 
     def quantize_into(self, x, out):
+        table = self.table
+        if table is None:
+            table = self.table = float_io.steps(self.offset_bytes) or False
+        if table and x.itemsize == 4:
+            try:
+                bad = float_io.to_int8(x, out, len(out), table)
+            except TypeError:  # a view ulab lends no buffer of (not dense)
+                bad = -1
+            if bad == 0:
+                return
+            if bad > 0:
+                raise ValueError(NOT_FINITE)
         _quantize(x, self.inverse, self.low_value, self.low, self.high, self.offset, out)
 
     def dequantize(self, values, rows, cols):
-        return dequantize(values, rows, cols, self.scale)
+        """values (rows * cols ints) times the output scale: a fresh float (rows, cols)."""
+        if not self.table:
+            return dequantize(values, rows, cols, self.scale)
+        if values is not self._values or rows != self._rows or cols != self._cols:
+            self._floats, self._rows, self._cols = np.zeros((rows, cols)), rows, cols
+            self._values, self._wide = values, len(bytes(memoryview(values)[:1])) == 4
+        float_io.to_float32(values, self._floats, rows * cols, self._wide)
+        return self._floats * self.scale
 
 
 def _number(value):
     return np.array([[float(value)]])
+
+
+NOT_FINITE = "x holds NaN or infinity; the int8 model takes finite input"
 
 
 def _quantize(x, inverse_scale, low_value, low, high, offset, out):
@@ -121,17 +153,22 @@ def _quantize(x, inverse_scale, low_value, low, high, offset, out):
         from ..nn.checks import all_finite
 
         if not all_finite(x):
-            raise ValueError("x holds NaN or infinity; the int8 model takes finite input")
-    v = x * inverse_scale  # then clamped (one row: only when a value is out) and offset
-    if rows > 1 or np.min(v) < low_value or np.max(v) > 127:
-        v = _clip(v, low, high)
-    v += offset
-    u = np.array(v, dtype=np.uint8)
+            raise ValueError(NOT_FINITE)
+    u = _offset_bytes(x, inverse_scale, low_value, low, high, offset)
     try:
         u = memoryview(u)  # ulab's buffer
     except TypeError:  # the stand-in has none
         u = bytearray(u.flatten().tolist())
     kernels.table_lookup(u, out, rows * cols, _FLIP)
+
+
+def _offset_bytes(x, inverse_scale, low_value, low, high, offset):
+    """uint8(clip(x * inverse_scale, low, high) + offset), a ulab array of x's shape."""
+    v = x * inverse_scale  # then clamped (one row: only when a value is out) and offset
+    if x.shape[0] > 1 or np.min(v) < low_value or np.max(v) > 127:
+        v = _clip(v, low, high)
+    v += offset
+    return np.array(v, dtype=np.uint8)
 
 
 def dequantize(values, rows, cols, scale):

@@ -1,0 +1,174 @@
+"""A model's float input to int8, and its int outputs to float32, each in one viper pass.
+
+The input: quantize_tensor's arithmetic as 255 steps.
+
+numbers.py quantizes with ulab's float32 operations, u = uint8(clip(x * inverse, low, 127)
++ 128) and the int8 u - 128: four arrays a call. Each operation is monotonic, so u is a
+non-decreasing step function of x: u >= k exactly when x is at or past the k-th step. Finite
+float32 bit patterns b keep their order as the signed ints key(b) = b ^ ((b >> 31) &
+0x7FFFFFFF) (the same map takes a key back to its bits), so the 255 steps are found once, by
+bisection over keys, with ulab's own operations (`evaluate`: whatever this port's float does,
+the table does), and every call is a binary search of each input's key, 8 comparisons and no
+array made; a NaN or an infinity (every exponent bit set) stops it.
+
+    table = steps(evaluate)     # array('i'): the word shift, two masks, then 256 steps
+    bad = to_int8(x, out, n, table)   # x: the float32 buffer of a dense ulab array
+
+The output: to_float32 writes each int as the nearest float32 (ties to even: C's conversion,
+exact below 2^24) into a float ulab array's buffer, one multiply by the scale then makes the
+fresh output array (numbers.dequantize's float32 product, without its two arrays).
+"""
+
+import array
+
+import micropython
+from micropython import const
+
+_LOW31 = 0x7FFFFFFF  # flips a negative pattern's magnitude bits: key <-> bits
+_EXPONENT = 0x7F800000  # every exponent bit: infinity or NaN
+_FIELDS = const(3)  # [word shift, exponent mask, low 31 bits], then the steps
+_FIRST = -2139095041  # key(-infinity): below every finite float's key
+_LAST = 2139095039  # key(largest float): u there is 255 for every scale
+_CHUNK = 64  # steps found at a time: the bisection's arrays stay small
+
+
+@micropython.viper
+def _word_bits() -> int:
+    n = 0
+    x = 1
+    while x != 0:
+        x = x << 1
+        n += 1
+    return n
+
+
+_EXT = _word_bits() - 32  # a 32-bit load sign-extended: (v << EXT) >> EXT
+
+
+@micropython.viper
+def to_int8(x: ptr32, out: ptr8, n: int, table: ptr32) -> int:
+    """out[i] = the int8 of float32 x[i] by the table's steps, i < n; 0, or 1 + the index of
+    the first NaN or infinity (the rest then not written)."""
+    ext = table[0]
+    exponent = table[1]
+    low31 = table[2]
+    step = ptr32(int(table) + _FIELDS * 4)
+    for i in range(n):
+        b = (x[i] << ext) >> ext
+        if (b & exponent) == exponent:
+            return i + 1
+        key = b ^ ((b >> 31) & low31)
+        u = 0
+        half = 128
+        while half:
+            if key >= (step[u + half] << ext) >> ext:
+                u += half
+            half = half >> 1
+        out[i] = u ^ 128
+    return 0
+
+
+@micropython.viper
+def _midpoints(bounds: ptr32, floats: ptr32):
+    """floats[k] = the bits of the key halfway between bounds' low and high k."""
+    ext = bounds[0]
+    low31 = bounds[2]
+    n = bounds[3]
+    lo = ptr32(int(bounds) + 16)
+    hi = ptr32(int(bounds) + 16 + n * 4)
+    for k in range(n):
+        a = (lo[k] << ext) >> ext
+        b = (hi[k] << ext) >> ext
+        mid = (a >> 1) + (b >> 1) + (a & b & 1)  # no overflow on a 32-bit word
+        floats[k] = mid ^ ((mid >> 31) & low31)
+
+
+@micropython.viper
+def _narrow(bounds: ptr32, u: ptr8):
+    """Step first + k (first: bounds[1]) is at or below the midpoint k when u there is at
+    least first + k: then high k = the midpoint, else low k."""
+    ext = bounds[0]
+    first = bounds[1]
+    n = bounds[3]
+    lo = ptr32(int(bounds) + 16)
+    hi = ptr32(int(bounds) + 16 + n * 4)
+    for k in range(n):
+        a = (lo[k] << ext) >> ext
+        b = (hi[k] << ext) >> ext
+        mid = (a >> 1) + (b >> 1) + (a & b & 1)
+        if u[k] >= first + k:
+            hi[k] = mid
+        else:
+            lo[k] = mid
+
+
+def steps(evaluate):
+    """The table of to_int8 for `evaluate(floats)`: a (1, n) float32 ulab array to its u
+    (a uint8 ulab array); None where ulab arrays lend no buffer (the stand-in)."""
+    from ulab import numpy as np
+
+    table = array.array("i", bytes(4 * (_FIELDS + 256)))
+    table[0], table[1], table[2] = _EXT, _EXPONENT, _LOW31
+    floats = np.zeros((1, _CHUNK))
+    try:
+        memoryview(floats)
+    except TypeError:
+        return None
+    for first in range(0, 256, _CHUNK):
+        bounds = array.array("i", [_EXT, first, _LOW31, _CHUNK] + [_FIRST] * _CHUNK
+                             + [_LAST] * _CHUNK)
+        for _ in range(32):  # the gap, under 2^32, halves each round down to 1
+            _midpoints(bounds, floats)
+            _narrow(bounds, memoryview(evaluate(floats)))
+        for k in range(_CHUNK):
+            table[_FIELDS + first + k] = bounds[4 + _CHUNK + k]
+    table[_FIELDS] = _FIRST  # u >= 0 everywhere
+    return table
+
+
+@micropython.viper
+def to_float32(src: ptr8, dst: ptr32, n: int, wide: int):
+    """dst[i] = the float32 bits of int src[i], i < n: int32 items when wide, else int8."""
+    words = ptr32(src)
+    top = 1
+    top = top << 31  # the sign bit (negative on a 32-bit word; no literal: it is over 2^30)
+    for i in range(n):
+        if wide:
+            v = (words[i] ^ top) - top  # sign-extended on a 64-bit word too
+        else:
+            v = (src[i] ^ 128) - 128
+        bits = 0
+        if v != 0:
+            if v < 0:
+                bits = top
+                v = 0 - v
+            e = 0  # the top bit's place
+            t = v
+            if t >> 16:
+                t = t >> 16
+                e += 16
+            if t >> 8:
+                t = t >> 8
+                e += 8
+            if t >> 4:
+                t = t >> 4
+                e += 4
+            if t >> 2:
+                t = t >> 2
+                e += 2
+            if t >> 1:
+                e += 1
+            if e <= 23:
+                m = v << (23 - e)
+            else:  # drop e - 23 bits, rounding to nearest, ties to even
+                drop = e - 23
+                m = v >> drop
+                rest = v & ((1 << drop) - 1)
+                half = 1 << (drop - 1)
+                if rest > half or (rest == half and (m & 1)):
+                    m += 1
+                    if m >> 24:
+                        m = m >> 1
+                        e += 1
+            bits = bits | ((e + 127) << 23) | (m & 0x7FFFFF)
+        dst[i] = bits
