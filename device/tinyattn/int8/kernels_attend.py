@@ -342,6 +342,7 @@ def fast_call(h):
     return not (h[_A_USE_KEEP] or h[_A_TRACE])
 
 
-def attend(h):
-    """Run a bound attention header: every sequence, head and query in one call."""
+def attend(h, _=None):
+    """Run a bound attention header: every sequence, head and query in one call (a second
+    argument, unused, lets a flat list of calls call it as function(a, b))."""
     _attend(h, _EXP)

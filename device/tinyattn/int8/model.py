@@ -45,8 +45,10 @@ def layer_kind(kind=None):
 class QSequential:
     """The int8 model: float input quantized once, int8 layers, dequantized output.
 
-    Buffers are made when the input's row count changes and reused after that; forward_int
-    returns the last layer's own buffer, overwritten by the next call.
+    Buffers are made when the input's row count changes and reused after that, and the
+    layers' kernel calls gathered in one flat list (their `calls()`; run() for a layer
+    without); forward_int returns the last layer's own buffer, overwritten by the next call;
+    forward returns a new float array each call.
     """
 
     def __init__(self, layers):
@@ -56,6 +58,7 @@ class QSequential:
                 layer.bind(self.layers)
         self._source = self._rows = self._cols = None  # the input the layers are bound to
         self._outputs = []
+        self._calls = None  # [(function, a, b)]: every kernel call of a forward, in order
         self._xq = self._numbers = None  # the input's int8 buffer, its Quantizer
         self._kept = True  # a mask may be set in the layers (a new model: say None once)
 
@@ -71,8 +74,17 @@ class QSequential:
         for layer in self.layers:
             x, rows, cols = layer.plan(x, rows, cols)
             outputs.append((x, rows, cols))
-        self._outputs = outputs
+        self._outputs, self._calls = outputs, None
         self._source, self._rows, self._cols = source, in_rows, in_cols
+
+    def calls(self):
+        """Every layer's kernel calls in order, (function, a, b) each (_run for a layer
+        without calls())."""
+        out = []
+        for layer in self.layers:
+            calls = getattr(layer, "calls", None)
+            out += [(_run, layer, None)] if calls is None else calls()
+        return out
 
     def forward_int(self, x, rows, cols, trace=None, keep=None):
         """Run the integer layers on int8 x; returns (buffer, rows, cols) of the last.
@@ -86,9 +98,12 @@ class QSequential:
             for layer in self.layers:
                 if hasattr(layer, "set_keep"):
                     layer.set_keep(keep)
-            self._kept = keep is not None
-        for layer in self.layers:
-            layer.run()
+            self._kept, self._calls = keep is not None, None
+        calls = self._calls
+        if calls is None:
+            calls = self._calls = self.calls()
+        for function, a, b in calls:
+            function(a, b)
         if trace is not None:
             trace.extend(self._outputs)
         return self._outputs[-1]
@@ -161,6 +176,10 @@ class QSequential:
         except ValueError as err:
             raise ValueError("%s not saved: %s" % (path, err))
         store.write_file(path, QUANTIZED, dumps(description), arrays)
+
+
+def _run(layer, _):
+    layer.run()
 
 
 def from_description(description, arrays, classes=None):
