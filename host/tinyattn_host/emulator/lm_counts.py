@@ -197,6 +197,20 @@ def table(result, rates):
     return lines
 
 
+def attention_share(result):
+    """A sentence: the attention core's share of the last token of each cache, per backend."""
+    parts = []
+    for backend, tokens in result.items():
+        last = {}
+        for t in tokens:
+            if t.position >= last.get(t.capacity, t).position:
+                last[t.capacity] = t
+        parts.append("%s %s" % (backend, ", ".join(
+            "%.0f%% at %d / %d" % (100.0 * t.kernels["_attend"] / t.instructions, t.position,
+                                   t.capacity) for t in last.values())))
+    return " The attention core's share of a token's instructions: %s." % "; ".join(parts)
+
+
 def section(result, missing=None):
     """The markdown section of measure()'s results (`missing`: {backend: why not run})."""
     rates = cycles_per_instruction()
@@ -215,8 +229,9 @@ def section(result, missing=None):
              "cache holds the prompt and the steps).", ""]
     lines += ["What each backend's token runs: " + "; ".join(
         "%s: %s" % (b, RUNS[b]) for b in RUNS) + ". The attention core (`_attend`) is "
-        "viper's on every backend: the decoder's cache hides its empty positions with a keep "
-        "mask, which the fast cores do not take (`kernels_attend.fast_call`). "
+        "viper's on every backend: the decoder block calls `kernels_attend.attend`, and its "
+        "cache hides the empty positions with a keep mask, which the fast cores do not take "
+        "(`kernels_attend.fast_call`). "
         "`address_distance` (and PIE's `address`, its operands' alignment) is the first "
         "step's binding of the layers to their buffers (once per model and cache).", ""]
     lines += table(result, rates)
@@ -227,13 +242,14 @@ def section(result, missing=None):
               "a few instructions of data-dependent clamps and RMSNorm's square root); the "
               "attention core scores every position of the cache (kept or not), so its part "
               "grows with the cache's size C, and a little with the position (the softmax of "
-              "the kept keys).", "",
+              "the kept keys)." + attention_share(result), "",
               "**Estimate, not a measurement** (the tokens/s columns): chipcost's cycle model "
               "(tinyattn_host.chipcost.xtensa_loops: one cycle an instruction, a stall for a "
               "load or multiply used by the next instruction, %d more for a taken branch) "
               "applied to each viper kernel's executed instructions at the cycles per "
-              "instruction of its costliest innermost loop (%s), and the MAC16 and PIE "
-              "`linear` at %d cycle an instruction (their loops have no stall: the sections "
+              "instruction of its costliest innermost loop (%s; a function without a loop at "
+              "the highest), and the asm_xtensa ones (MAC16's and PIE's `linear`, PIE's "
+              "`address`) at %d cycle an instruction (their loops have no stall: the sections "
               "on the backends; a lower bound), at %d MHz on one core. Not in it: the "
               "MicroPython code around the kernel calls (the step's Python, the rotary "
               "angles, the logits' float copy and the pick of the next token), PSRAM wait "
