@@ -33,11 +33,12 @@ ASM_CYCLES_PER_INSTRUCTION = 1  # backend_counts' and pie_counts' model of their
 ESP32_LLM = 19.1  # tokens/s of stories260K as esp32-llm reports it (README), not measured here
 RUNS = {  # backend: what the int8 language model's token calls on that chip
     "viper": "every kernel viper's (a firmware without the inline assembler, every port)",
-    "mac16": "`linear` is asm_mac16's (an ESP32 or S3 firmware with the inline assembler), "
-             "every other kernel viper's",
-    "pie": "`linear` is asm_pie's (an ESP32-S3 with the inline assembler), every other "
-           "kernel viper's",
+    "mac16": "`linear` and the attention core (`attend`) are asm_mac16's and asm_attend's (an "
+             "ESP32 or S3 firmware with the inline assembler), every other kernel viper's",
+    "pie": "`linear` and the attention core (`attend`) are asm_pie's and asm_pie_attend's (an "
+           "ESP32-S3 with the inline assembler), every other kernel viper's",
 }
+ATTENTION = ("_attend", "attend")  # the attention core: viper's, the asm cores'
 
 
 @dataclass
@@ -197,6 +198,11 @@ def table(result, rates):
     return lines
 
 
+def attention(token):
+    """The instructions of the token's attention core."""
+    return sum(token.kernels.get(name, 0) for name in ATTENTION)
+
+
 def attention_share(result):
     """A sentence: the attention core's share of the last token of each cache, per backend."""
     parts = []
@@ -206,7 +212,7 @@ def attention_share(result):
             if t.position >= last.get(t.capacity, t).position:
                 last[t.capacity] = t
         parts.append("%s %s" % (backend, ", ".join(
-            "%.0f%% at %d / %d" % (100.0 * t.kernels["_attend"] / t.instructions, t.position,
+            "%.0f%% at %d / %d" % (100.0 * attention(t) / t.instructions, t.position,
                                    t.capacity) for t in last.values())))
     return " The attention core's share of a token's instructions: %s." % "; ".join(parts)
 
@@ -228,10 +234,9 @@ def section(result, missing=None):
              "token's calls; a token at position p of a cache of C positions (generate's "
              "cache holds the prompt and the steps).", ""]
     lines += ["What each backend's token runs: " + "; ".join(
-        "%s: %s" % (b, RUNS[b]) for b in RUNS) + ". The attention core (`_attend`) is "
-        "viper's on every backend: the decoder block calls `kernels_attend.attend`, and its "
-        "cache hides the empty positions with a keep mask, which the fast cores do not take "
-        "(`kernels_attend.fast_call`). "
+        "%s: %s" % (b, RUNS[b]) for b in RUNS) + ". The decoder block's attention is causal "
+        "over its cache (the keys of positions 0..p, no keep mask), the call the fast cores "
+        "take (`kernels_attend.fast_call`; viper's core is `_attend`). "
         "`address_distance` (and PIE's `address`, its operands' alignment) is the first "
         "step's binding of the layers to their buffers (once per model and cache).", ""]
     lines += table(result, rates)
@@ -239,17 +244,18 @@ def section(result, missing=None):
         lines += ["", "%s: not run: %s" % (backend, why)]
     lines += ["", "A token's projections (`linear`: the 7 of each of the 5 blocks and the "
               "classifier) and the other kernels cost the same at every position (but for "
-              "a few instructions of data-dependent clamps and RMSNorm's square root); the "
-              "attention core scores every position of the cache (kept or not), so its part "
-              "grows with the cache's size C, and a little with the position (the softmax of "
-              "the kept keys)." + attention_share(result), "",
+              "a few instructions of data-dependent clamps and RMSNorm's square root); viper's "
+              "attention core reads the keys of positions 0..p only, so its part grows with "
+              "the position and not with the cache's size C; the asm cores score every "
+              "position of the cache (the later ones masked), so theirs grows with C too." +
+              attention_share(result), "",
               "**Estimate, not a measurement** (the tokens/s columns): chipcost's cycle model "
               "(tinyattn_host.chipcost.xtensa_loops: one cycle an instruction, a stall for a "
               "load or multiply used by the next instruction, %d more for a taken branch) "
               "applied to each viper kernel's executed instructions at the cycles per "
               "instruction of its costliest innermost loop (%s; a function without a loop at "
-              "the highest), and the asm_xtensa ones (MAC16's and PIE's `linear`, PIE's "
-              "`address`) at %d cycle an instruction (their loops have no stall: the sections "
+              "the highest), and the asm_xtensa ones (MAC16's and PIE's `linear` and "
+              "`attend`, PIE's `address`) at %d cycle an instruction (their loops have no stall: the sections "
               "on the backends; a lower bound), at %d MHz on one core. Not in it: the "
               "MicroPython code around the kernel calls (the step's Python, the rotary "
               "angles, the logits' float copy and the pick of the next token), PSRAM wait "
