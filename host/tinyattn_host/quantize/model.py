@@ -4,6 +4,7 @@ the board's own `quantize(model, rows).save(path)` writes (kind "quantized")."""
 
 import os
 import tempfile
+
 import numpy as np
 
 from .. import modelfile
@@ -17,12 +18,12 @@ CANONICAL = device_module("canonical_json")
 
 def quantize_layer(spec, p, stats, s_x, s_y, prefix):
     """int8/convert.py's _quantize_layer: the quantize its kind's declaration names
-    (reference/*.py's quantize=, quantize/kinds.py)."""
+    (reference/*.py's quantize=, quantize/kinds.py). A language model's kinds have no int8
+    layer of a Sequential (int8_as None): quantize_lm (lm.py) quantizes them."""
     declaration = declared(spec[0])
-    if declaration.quantize is None or declaration.int8_as is None:  # (a language model's
-        raise ValueError("no int8 form for a %s layer" % (spec[0],))  # kinds: quantize_lm)
-    role = declaration.quantize
-    return quantizer(role)(spec, p, stats, s_x, s_y, prefix)
+    if declaration.quantize is None or declaration.int8_as is None:
+        raise ValueError("no int8 form for a %s layer" % (spec[0],))
+    return quantizer(declaration.quantize)(spec, p, stats, s_x, s_y, prefix)
 
 
 def quantize(config, params, calib, mask=None, rows=1, batch_size=None, progress=None):
