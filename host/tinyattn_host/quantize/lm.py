@@ -143,6 +143,12 @@ def block(spec, p, st, s_x, prefix):
     return made, arrays
 
 
+def embedding_layer(spec, p, stats, s_x, s_y, prefix):
+    """QEmbedding.quantize: its rows int8 at their own scale s_w (its output's)."""
+    W, s_w = int8_weights(p["W"])
+    return {"kind": "Embedding", "V": spec[1], "E": spec[2], "s_w": s_w}, {prefix + "W": W}
+
+
 def rmsnorm_layer(spec, p, stats, s_x, s_y, prefix):
     """QRMSNorm.quantize: its output's scale from its statistics unless given."""
     return rmsnorm(p["gamma"], spec[2], s_x, s_y or scale_for(stats["out"]), prefix)
@@ -165,22 +171,20 @@ def classifier(spec, p, stats, s_x, s_y, prefix):
 
 
 def quantize_lm(config, params, ids, window=WINDOW):
-    """(specs, arrays "<i>.<name>") of the int8 language model, as the board makes it: the
-    Embedding's rows, then each layer by its kind's quantize role (reference/kinds.py)."""
+    """(specs, arrays "<i>.<name>") of the int8 language model, as the board makes it: each
+    layer by its kind's quantize role (reference/kinds.py), its input scale the output scale
+    of the layer before (its out_scale role)."""
     params = {k: np.asarray(v, np.float64) for k, v in params.items()}
     config = [full(entry) for entry in config]
     stats = lm_stats(config, params, list(ids), window)
-    Wq, s_w = int8_weights(params["0.W"])
-    specs = [{"kind": "Embedding", "V": config[0][1], "E": config[0][2], "s_w": s_w}]
-    arrays = {"0.W": Wq}
-    s_x = s_w
-    for i, spec in enumerate(config[1:], 1):
+    specs, arrays = [], {}
+    for i, spec in enumerate(config):
         role = declared(spec[0]).quantize
         if role is None:
             raise ValueError("no int8 form for a %s layer of a language model" % spec[0])
+        s_x = declared(specs[-1]["kind"]).out_scale(specs[-1]) if specs else None
         made, got = quantizer(role)(spec, layer_params(params, i), stats[i], s_x, None,
                                     "%d." % i)
         specs.append(made)
         arrays.update(got)
-        s_x = made.get("s_y")
     return specs, arrays

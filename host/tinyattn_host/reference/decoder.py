@@ -151,7 +151,8 @@ def _embedding_backward(spec, p, ids, grad_out):
 
 declare("Embedding", lambda spec, p, x: (p["W"][np.asarray(x, dtype=int).reshape(-1)],
                                          np.asarray(x, dtype=int).reshape(-1)),
-        _embedding_backward, torch={"weight": ["W"]}, int8_step=int8_decoder.embedding_step)
+        _embedding_backward, torch={"weight": ["W"]}, int8_step=int8_decoder.embedding_step,
+        quantize="lm.embedding_layer", in_scale=lambda q: q["s_w"], out_scale=lambda q: q["s_w"])
 declare("RMSNorm", lambda spec, p, x: rmsnorm_forward(x, p["gamma"], spec[2]),
         lambda spec, p, cache, g: (lambda dx, dg: (dx, {"gamma": dg}))(
             *rmsnorm_backward(g, p["gamma"], cache)), torch={"weight": ["gamma"]},
