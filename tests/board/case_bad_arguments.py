@@ -96,6 +96,16 @@ def test_quantize_refuses_a_language_models_layer_outside_one():
             ("a DecoderBlock layer",) + words)])
 
 
+def test_quantize_refuses_a_planned_models_layer_inside_a_language_model():
+    """A Dense between the Embedding and the Classifier: its int8 class runs a planned batch,
+    not one position at a time."""
+    from tinyattn import Classifier, Embedding
+
+    model = Sequential([Embedding(6, 4, seed=1), Dense(4, 4, seed=2), Classifier(4, 6, seed=3)])
+    every([("Dense", lambda: quantize(model, [1, 2, 3]),
+            ("cannot quantize a Dense layer of a language model",))])
+
+
 def test_cross_entropy_names_bad_logits_and_labels():
     z = ones((4, 3))
     seq = "labels must be a sequence of 4 class indices (ints in 0..2)"

@@ -44,7 +44,7 @@ def quantize_lm(layers, tokens, window=WINDOW):
     for layer, st in zip(layers, stats):
         kind = type(layer).__name__
         cls = int8_class(KINDS[kind]) if kind in KINDS else None
-        if cls is None:
+        if cls is None or hasattr(cls, "plan"):  # (a planned model's kind: not a position's)
             raise ValueError("cannot quantize a %s layer of a language model" % kind)
         s_x = quantized[-1].out_scale() if quantized else None
         quantized.append(cls.quantize(layer, st, s_x, None))
