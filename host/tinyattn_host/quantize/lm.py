@@ -180,7 +180,7 @@ def quantize_lm(config, params, ids, window=WINDOW):
     specs, arrays = [], {}
     for i, spec in enumerate(config):
         role = declared(spec[0]).quantize
-        if role is None:
+        if role is None or declared(spec[0]).int8_step is None:  # (a planned model's kind)
             raise ValueError("no int8 form for a %s layer of a language model" % spec[0])
         s_x = declared(specs[-1]["kind"]).out_scale(specs[-1]) if specs else None
         made, got = quantizer(role)(spec, layer_params(params, i), stats[i], s_x, None,
