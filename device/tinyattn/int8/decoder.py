@@ -115,10 +115,11 @@ class QDecoderBlock:
 
     @staticmethod
     def quantize(layer, stats, s_x, s_y=None, seq_len=None):
-        """A block is quantized inside its language model (convert_lm.quantize_block), whose
-        statistics are its steps': not as a layer of an encoder model."""
-        raise ValueError("a DecoderBlock is quantized with its language model (an Embedding "
-                         "first): tinyattn.int8.quantize(model, token_ids)")
+        """From the statistics of its steps (DecoderBlock.calibrate: convert_lm.block_stats),
+        inside its language model (a block has no plan: int8.quantize refuses it elsewhere)."""
+        from .convert_lm import block_parts
+
+        return QDecoderBlock(*block_parts(layer, stats, s_x, QRMSNorm.from_float))
 
     def out_scale(self):
         return self.s_y
