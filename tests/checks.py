@@ -1,5 +1,6 @@
 """Helpers the encoder, state_dict and digits tests share: float32 rounding, relative error,
-finite differences, gradient comparison, bad-input and docstring checks."""
+finite differences, gradient comparison, bad-input and docstring checks, a configuration's
+name."""
 
 import ast
 
@@ -12,6 +13,21 @@ from tinyattn_host.virtual.unixport import MicroPythonError
 def f32(a):
     """a rounded to float32, as float64 (what the device holds)."""
     return np.asarray(a, dtype=np.float32).astype(np.float64)
+
+
+def config_id(**parts):
+    """A test configuration's name (its fixture's, its failure messages'): each part in order
+    as `name` (True), `nameVALUE` (a number), its value (a string), or nothing (False, None);
+    joined by "-", "plain" when no part shows."""
+    shown = []
+    for name, value in parts.items():
+        if value is True:
+            shown.append(name)
+        elif isinstance(value, str):
+            shown.append(value)
+        elif value is not False and value is not None:
+            shown.append("%s%s" % (name, value))
+    return "-".join(shown) or "plain"
 
 
 def rel(got, want):

@@ -8,8 +8,9 @@ __version__ = "0.1.0"
 # string keys: keywords are interned, and MicroPython's dir() and Tab completion find a name
 # only by asking __getattr__ for every name the interpreter has interned. So the layer kinds
 # are named here too, with their class's module, which dir() then imports without the kinds'
-# declarations (nn/spec.py; tests/board/case_kinds.py holds the two to the same class); a kind
-# declared at run time is found through the declarations.
+# declarations: their lines are written from nn/spec.py by the host (tinyattn_host/
+# lazy_names.py says why not derived here; tests/host/test_lazy_names.py holds them equal); a
+# kind declared at run time is found through the declarations.
 # `demo` comes from iris_demo and `train` from training: a submodule named like a function
 # would take the function's place (importing a submodule sets the package's attribute).
 
@@ -54,11 +55,13 @@ class _Names:
 
 
 LAZY = _Names(
-    Attention="nn.attention", Dense="nn.layers", Activation="nn.layers", Tokens="nn.layers", SelfAttention="nn.layers",
+    # the layer kinds (nn/spec.py), written by `python -m tinyattn_host.lazy_names`:
+    Dense="nn.layers", Activation="nn.layers", Tokens="nn.layers", SelfAttention="nn.layers",
     GlobalAvgPool="nn.layers", LayerNorm="nn.norm", PositionalEmbedding="nn.positional",
-    Gelu="nn.gelu", TransformerEncoderLayer="nn.encoder",
-    Embedding="nn.embedding", Classifier="nn.embedding", RMSNorm="nn.rmsnorm",
-    SwiGLU="nn.swiglu", DecoderBlock="nn.decoder",
+    Gelu="nn.gelu", TransformerEncoderLayer="nn.encoder", Embedding="nn.embedding",
+    RMSNorm="nn.rmsnorm", SwiGLU="nn.swiglu", DecoderBlock="nn.decoder", Classifier="nn.embedding",
+    # (the layer kinds end)
+    Attention="nn.attention",
     generate="lm.generate", generate_text="lm.generate", read_tokenizer="lm.tokenizer",
     finetune="lm.finetune",
     scaled_dot_product_attention="nn.sdpa", scaled_dot_product_attention_backward="nn.sdpa_grad",

@@ -248,7 +248,8 @@ COMMANDS = {
     "chipcost": ("instructions per MAC of the viper loops in a file, from its xtensawin code",
                  _chipcost, "chipcost.chipcost:chipcost_command"),
     "emulate": ("the int8 kernels' xtensawin code in qemu-system-xtensa: executed "
-                "instructions per MAC (make emulate)", _emulate, "emulator.counts:emulate_command"),
+                "instructions per MAC, and per token of the int8 language model (make "
+                "emulate)", _emulate, "emulator.counts:emulate_command"),
     "emulate-pie": ("the PIE kernel on Espressif's emulated ESP32-S3 ($QEMU_XTENSA_S3): "
                     "instructions per MAC", _emulate, "emulator.pie_counts:pie_command"),
     "digits": ("train the digits model on the host and print its test accuracy",

@@ -83,6 +83,29 @@ def test_quantize_names_the_layer_whose_outputs_overflow():
             ("layer 0 (Dense)", "NaN or infinity", "calibration_x"))])
 
 
+def test_quantize_refuses_a_language_models_layer_outside_one():
+    """An RMSNorm or a DecoderBlock after a Dense (no Embedding first): their int8 classes run
+    a position at a time (no plan), so a planned model cannot hold them."""
+    from tinyattn import DecoderBlock, RMSNorm
+
+    norm = Sequential([Dense(4, 8, seed=1), RMSNorm(8)])
+    block = Sequential([Dense(4, 8, seed=1), DecoderBlock(8, 2, 1, 12, 4)])
+    words = ("quantized with its language model", "an Embedding first", "token_ids")
+    every([("RMSNorm", lambda: quantize(norm, ones((2, 4))), ("a RMSNorm layer",) + words),
+           ("DecoderBlock", lambda: quantize(block, ones((3, 4))),
+            ("a DecoderBlock layer",) + words)])
+
+
+def test_quantize_refuses_a_planned_models_layer_inside_a_language_model():
+    """A Dense between the Embedding and the Classifier: its int8 class runs a planned batch,
+    not one position at a time."""
+    from tinyattn import Classifier, Embedding
+
+    model = Sequential([Embedding(6, 4, seed=1), Dense(4, 4, seed=2), Classifier(4, 6, seed=3)])
+    every([("Dense", lambda: quantize(model, [1, 2, 3]),
+            ("cannot quantize a Dense layer of a language model",))])
+
+
 def test_cross_entropy_names_bad_logits_and_labels():
     z = ones((4, 3))
     seq = "labels must be a sequence of 4 class indices (ints in 0..2)"

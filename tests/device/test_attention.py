@@ -7,6 +7,7 @@ import functools
 import numpy as np
 
 from board_cases import board_test, fixture_text
+from checks import config_id
 from tinyattn_host.reference import attention_backward, attention_forward
 from tinyattn_host.reference.training import Rng
 
@@ -47,11 +48,11 @@ def make_configs():
 CONFIGS = make_configs()
 
 
-def config_id(c):
-    flags = "".join(f for f, on in (("b", c["bias"]), ("m", c["mask"]), ("c", c["causal"]),
-                                     ("d", c["dropout"] > 0), ("k", c["checkpoint"])) if on)
-    cross = f"x{c['S_kv']}" if c["S_kv"] != c["S"] else ""
-    return f"E{c['E']}H{c['H']}S{c['S']}{cross}B{c['B']}-{flags or 'plain'}"
+def attention_id(c):
+    """E16-H4-S5-kv7-B3-bias-mask-causal-dropout-checkpoint (kv: a cross-attention's keys)."""
+    return config_id(E=c["E"], H=c["H"], S=c["S"], kv=c["S_kv"] if c["S_kv"] != c["S"] else None,
+                     B=c["B"], bias=c["bias"], mask=c["mask"], causal=c["causal"],
+                     dropout=c["dropout"] > 0, checkpoint=c["checkpoint"])
 
 
 def test_configurations_cover_the_grid():
@@ -120,7 +121,7 @@ def keep_mask(c):
     draws = np.array([rng.next32() for _ in range(c["B"] * c["H"] * c["S"] * c["S_kv"])])
     keep = draws >= keep_threshold(c["dropout"], np.float64)
     # the same decisions with float32 (a board, a real ulab) as with float64 (the stand-in)
-    assert np.array_equal(keep, draws >= keep_threshold(c["dropout"], np.float32)), config_id(c)
+    assert np.array_equal(keep, draws >= keep_threshold(c["dropout"], np.float32)), attention_id(c)
     return keep.reshape(-1, c["S_kv"]).astype(np.uint8)
 
 
@@ -143,7 +144,7 @@ def make_fixtures(part=None):
     for i, c in enumerate(CONFIGS):
         if part is not None and i % PARTS != part:
             continue
-        c = dict(c, id=config_id(c), shifts=shifts(c["E"]))
+        c = dict(c, id=attention_id(c), shifts=shifts(c["E"]))
         inputs = make_inputs(c)
         keep = keep_mask(c) if c["dropout"] > 0 else None
         y, grads = reference(c, inputs, keep)

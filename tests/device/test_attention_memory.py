@@ -5,6 +5,7 @@ baseline, and backward lets the layer's caches go."""
 import numpy as np
 
 from board_cases import board_test
+from checks import config_id
 
 CONFIGS = [
     dict(dropout=0.0, checkpoint=False, causal=False, mask=False, cross=False),
@@ -14,16 +15,12 @@ CONFIGS = [
 ]
 
 
-def config_id(c):
-    return "-".join(k for k, v in c.items() if v) or "plain"
-
-
 def make_fixtures():
     """cfgNN: the configuration, x and kv (15 rows: 3 sequences of 5, E = 16)."""
     fixtures = {}
     for i, c in enumerate(CONFIGS):
         rng = np.random.default_rng(5)
-        fixtures["cfg%02d" % i] = {"config": dict(c, id=config_id(c)),
+        fixtures["cfg%02d" % i] = {"config": dict(c, id=config_id(**c)),
                                    "x": rng.standard_normal((15, 16)),
                                    "kv": rng.standard_normal((15, 16))}
     return fixtures

@@ -18,7 +18,7 @@ from tinyattn_host.reference.sequential import int8_layers
 import int8_board_files as boardfiles
 from tinyattn_host.quantize import layers as qlayers
 from board_cases import board_test
-from checks import f32
+from checks import config_id, f32
 from tinyattn_host.reference import int8 as ref
 from tinyattn_host.reference import int8_encoder as qref
 from tinyattn_host.reference.encoder import gelu_forward
@@ -163,8 +163,10 @@ def make_encoder_configs():
 ENCODER_CONFIGS = make_encoder_configs()
 
 
-def config_id(c):
-    return "{}-{}-{}".format("first" if c["layer"][6] else "after", c["layer"][5], c["seed"])
+def encoder_id(c):
+    """first (norm first) or after, the activation, the seed: first-gelu-seed3."""
+    return config_id(first=c["layer"][6], after=not c["layer"][6], act=c["layer"][5],
+                     seed=c["seed"])
 
 
 def test_encoder_configurations_cover_every_form():
@@ -217,7 +219,7 @@ def encoder_layer_fixture(c):
 def encoder_fixtures():
     fixtures = {}
     for i, c in enumerate(ENCODER_CONFIGS):
-        name = "layer%02d_%s" % (i, config_id(c).replace("-", "_"))
+        name = "layer%02d_%s" % (i, encoder_id(c).replace("-", "_"))
         fixtures[name], fixtures[name + ".bin"] = encoder_layer_fixture(c)
     _, arrays = qlayers.activation(qlayers.GELU, gelu_forward, 0.03, 0.025)
     fixtures["gelu"] = {"table": arrays["table"].tolist()}

@@ -16,6 +16,7 @@ from tinyattn_host.__main__ import main
 from tinyattn_host.board.board import Board
 from tinyattn_host.checks.model_check import check_model
 from tinyattn_host.interop.statedict import import_npz, read_description
+from tinyattn_host.reference.kinds import param_shapes
 from tinyattn_host.virtual import unixport
 from tinyattn_host.virtual.unixport_process import has_raw_repl
 
@@ -88,15 +89,17 @@ def test_check_model_exit_codes_and_one_line_errors(psram_board, tmp_path, capsy
     assert code == 1 and "FAIL" in got.out and "expected outputs disagree" in got.out
     code, got = run(model, tmp_path / "x.npy", "--expect", FIXTURES / "base" / "model.npz")
     assert code == 1 and "model.npz is a .npz archive, not a .npy array of expected" in got.err
-    long_attention = tmp_path / "long.bin"  # the device refuses it: seq_len over the link's 256
-    E = 4
-    modelfile.write_model(long_attention, "sequential", {"config": [
-        ["SelfAttention", E, 1, 300, False]]}, {"0.W" + n: np.eye(E, dtype=np.float32)
-                                                 for n in "qkvo"})
+    E = 4  # the device refuses each: its sequences are over the link's 256 (flow's "tokens")
     np.save(tmp_path / "seq.npy", np.zeros((300, E), np.float32))
-    code, got = run(long_attention, tmp_path / "seq.npy")
-    assert code == 1 and got.err.count("\n") == 1 and "Traceback" not in got.err, got.err
-    assert "error: BAD_VALUE: " in got.err and "seq_len 300" in got.err  # the device refused
+    for entry in (["SelfAttention", E, 1, 300, False],
+                  ["TransformerEncoderLayer", E, 1, 8, 0.0, "relu", False, 1e-5, 300, False]):
+        long = tmp_path / "long.bin"
+        modelfile.write_model(long, "sequential", {"config": [entry]}, {
+            "0." + name: np.full(shape, 0.5, np.float32)
+            for name, shape in param_shapes(entry).items()})
+        code, got = run(long, tmp_path / "seq.npy")
+        assert code == 1 and got.err.count("\n") == 1 and "Traceback" not in got.err, got.err
+        assert "error: BAD_VALUE: " in got.err and "seq_len 300" in got.err  # the device refused
 
 
 def test_a_model_too_large_for_the_heap_is_refused_saying_both_sizes(start_virtual_board,

@@ -1,6 +1,6 @@
 """The instruction table of `make emulate` / `make bench`: every kernel measured, the 8-way
 loop's executed instructions against chipcost's static count of the same loop, the section
-put into a page without losing the page's other sections."""
+put into a page (in place of its old self) without losing the page's other sections."""
 
 from tinyattn_host.emulator import counts
 from tinyattn_host.emulator.kernel_runs import representative_runs
@@ -30,6 +30,15 @@ def test_the_section_replaces_its_old_self_and_keeps_the_rest(tmp_path):
     assert "old table" not in text and text.count(counts.HEADING) == 1
     assert text.startswith("# Performance\n\nintro\n\n## micropython x\n\nrows\n")
     assert text.endswith(counts.HEADING + "\n\nnew table\n")
+
+
+def test_a_section_between_others_is_replaced_where_it_stands(tmp_path):
+    doc = tmp_path / "performance.md"
+    doc.write_text("# Performance\n\n" + counts.HEADING + "\n\nold table\n\n"
+                   "## next\n\nrows\n")
+    counts.write_section(doc, counts.HEADING + "\n\nnew table\n")
+    assert doc.read_text() == ("# Performance\n\n" + counts.HEADING + "\n\nnew table\n\n"
+                               "## next\n\nrows\n")
 
 
 def test_make_bench_gets_one_line_when_qemu_is_missing(tmp_path, monkeypatch):

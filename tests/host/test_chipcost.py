@@ -194,3 +194,14 @@ def test_a_stream_steps_macs_are_its_dots_counted_by_hand():
     from tinyattn_host.vowels import causal_config
 
     assert step_macs(causal_config(), 29) == 288 + 2304 + 1392 + 2304 + 216
+
+
+def test_a_stream_steps_macs_follow_the_weights_of_a_grouped_query_encoder():
+    """E 8, 4 heads sharing 2 key/value heads (Wk, Wv 4 x 8), F 16, 5 keys cached: the four
+    projections 64 + 32 + 32 + 64, the feed-forward 2 * 8 * 16, the scores and P V 2 * 8 * 5;
+    a LayerNorm and a PositionalEmbedding (no np.dot in a step) add none."""
+    from tinyattn_host.chipcost.stream_estimate import step_macs
+
+    config = [["PositionalEmbedding", 6, 8], ["LayerNorm", 8],
+              ["TransformerEncoderLayer", 8, 4, 16, 0.0, "relu", False, 1e-5, 6, True, 2]]
+    assert step_macs(config, 5) == 64 + 32 + 32 + 64 + 256 + 80

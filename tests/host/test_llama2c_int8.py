@@ -86,3 +86,11 @@ def test_finetune_refuses_an_int8_model_in_one_line(tmp_path, capsys):
                  str(tmp_path / "t.bin"), "--tokenizer", str(STORIES / "tokenizer.bin")]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is an int8 model: fine-tune the float one" in err[0], err
+
+
+def test_the_host_quantizer_refuses_a_planned_models_layer_inside_a_language_model():
+    """A Dense between the Embedding and the Classifier (convert_lm's refusal on the board)."""
+    config = [["Embedding", 6, 4], ["Dense", 4, 4, False], ["Classifier", 4, 6, False]]
+    params = {"0.W": np.ones((6, 4)), "1.W": np.eye(4), "2.W": np.ones((6, 4))}
+    with pytest.raises(ValueError, match="no int8 form for a Dense layer of a language model"):
+        quantize_lm(config, params, [1, 2, 3])

@@ -40,13 +40,17 @@ def vowels_model(seed=42, dropout=0.0, causal=False):
 def with_dropout(model, p, seed=42):
     """A copy of the Sequential `model` (a loaded one, say) whose encoder layers drop out with
     probability p in training, their keep masks from Rng(seed): PyTorch's recipe for
-    fine-tuning. The weights are `model`'s, copied: both are in the heap while this runs."""
+    fine-tuning. The weights are `model`'s, copied: both are in the heap while this runs.
+    Each layer whose kind takes a `dropout` argument (nn/spec.py) gets p."""
     from ..nn.sequential import Sequential
+    from ..nn.spec import ARGS, kind_of
 
     config = model.config()
     for spec in config:
-        if spec[0] == "TransformerEncoderLayer":
-            spec[4] = p
+        args = kind_of(spec[0])[ARGS]  # name, check, default of each argument
+        for i in range(0, len(args), 3):
+            if args[i] == "dropout":
+                spec[1 + i // 3] = p
     weights = dict((name, param) for name, param, _ in model.collect_params(False))
 
     def fill(name, param):

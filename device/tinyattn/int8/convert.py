@@ -76,6 +76,9 @@ def _quantize_layer(layer, stats, s_x, s_y, seq_len):
     cls = int8_class(KINDS[kind]) if kind in KINDS else None
     if cls is None:
         raise ValueError("cannot quantize a %s layer" % type(layer).__name__)
+    if not hasattr(cls, "plan"):  # a language model's kind runs a position at a time
+        raise ValueError("a %s layer is quantized with its language model (an Embedding "
+                         "first): tinyattn.int8.quantize(model, token_ids)" % kind)
     return cls.quantize(layer, stats, s_x, s_y, seq_len)
 
 
@@ -186,14 +189,14 @@ def _larger(a, b):
 
 
 def _calibrate_batch(layers, x, seq_len, mask=None):
-    """max|.| of every layer's input and output (and Q, K, V of attention)."""
+    """max|.| of every layer's input and output (and Q, K, V of attention; a layer with a
+    calibrate method, the encoder's, says what it measures)."""
     stats = []
     for layer in layers:
         st = {"in": max_abs(x)}
-        if type(layer).__name__ == "TransformerEncoderLayer":
-            from .encoder import encoder_stats
-
-            x, extra = encoder_stats(layer, x, mask)
+        calibrate = getattr(layer, "calibrate", None)
+        if calibrate is not None:
+            x, extra = calibrate(x, mask)
             st.update(extra)
             stats.append(st)
             continue

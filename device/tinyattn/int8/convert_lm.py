@@ -11,10 +11,8 @@ from ulab import numpy as np
 from .constants import EXP_LIMIT, EXP_STEPS, PROB_ONE
 from .fixedpoint import fixed_point
 from .numbers import max_abs, multiplier, scale_for
-from .decoder import QDecoderBlock, QRMSNorm
 from .layers import QActivation, QDense
-from .lm import QClassifier, QEmbedding
-from .model import QSequential
+from .model import QSequential, int8_class
 from .norm import add_multipliers
 
 WINDOW = 64
@@ -27,8 +25,11 @@ def silu(a):
 
 
 def quantize_lm(layers, tokens, window=WINDOW):
-    """The QSequential of a float language model's layers, scales from the token ids."""
+    """The QSequential of a float language model's layers, scales from the token ids: each
+    layer quantized by its kind's int8 class (nn/spec.py), from its statistics and the scale
+    of the layer before's output (a block's statistics are its steps': block_stats)."""
     from ..nn.embedding import token_ids
+    from ..nn.spec import KINDS
 
     ids = token_ids(tokens if hasattr(tokens, "shape") else list(tokens),
                     layers[0].num_embeddings)  # a list of ids, or a (rows, 1) array
@@ -39,20 +40,14 @@ def quantize_lm(layers, tokens, window=WINDOW):
     for i in range(0, len(ids), window):
         got = _window_stats(layers, ids[i:i + window])
         stats = got if stats is None else [_larger(a, b) for a, b in zip(stats, got)]
-    quantized = [QEmbedding.quantize(layers[0], None, None, None)]
-    s_x = quantized[0].out_scale()
-    for layer, st in zip(layers[1:], stats[1:]):
+    quantized = []
+    for layer, st in zip(layers, stats):
         kind = type(layer).__name__
-        if kind == "DecoderBlock":
-            q = quantize_block(layer, st, s_x)
-        elif kind == "RMSNorm":
-            q = QRMSNorm.from_float(layer, s_x, scale_for(st["out"]))
-        elif kind == "Classifier":
-            q = QClassifier.quantize(layer, st, s_x, None)
-        else:
+        cls = int8_class(KINDS[kind]) if kind in KINDS else None
+        if cls is None or hasattr(cls, "plan"):  # (a planned model's kind: not a position's)
             raise ValueError("cannot quantize a %s layer of a language model" % kind)
-        quantized.append(q)
-        s_x = q.out_scale() if kind != "Classifier" else None  # (a tied one's is bound later)
+        s_x = quantized[-1].out_scale() if quantized else None
+        quantized.append(cls.quantize(layer, st, s_x, None))
     return QSequential(quantized)
 
 
@@ -65,8 +60,9 @@ def _window_stats(layers, ids):
     x = layers[0].forward(ids)
     stats = [{"out": max_abs(x)}]
     for layer in layers[1:]:
-        if type(layer).__name__ == "DecoderBlock":
-            x, st = block_stats(layer, x)
+        calibrate = getattr(layer, "calibrate", None)  # a block's: its steps (block_stats)
+        if calibrate is not None:
+            x, st = calibrate(x)
         else:
             x = layer.forward(x)
             st = {"out": max_abs(x)}
@@ -118,13 +114,14 @@ class _Linear:
         self.out_features, self.in_features = W.shape
 
 
-def quantize_block(block, st, s_x):
-    """The QDecoderBlock of a float DecoderBlock, its statistics and input scale."""
+def block_parts(block, st, s_x, norm):
+    """(spec, parts, silu table) of the QDecoderBlock of a float DecoderBlock, from its
+    statistics (block_stats) and input scale; norm: QRMSNorm.from_float (QDecoderBlock.quantize
+    calls this)."""
     att, ff = block.attention, block.feed_forward
     s = dict((n, scale_for(st[n])) for n in st)
-    parts = {"attention_norm": QRMSNorm.from_float(block.attention_norm, s_x,
-                                                   s["attention_norm"]),
-             "ffn_norm": QRMSNorm.from_float(block.ffn_norm, s["h"], s["ffn_norm"])}
+    parts = {"attention_norm": norm(block.attention_norm, s_x, s["attention_norm"]),
+             "ffn_norm": norm(block.ffn_norm, s["h"], s["ffn_norm"])}
     for n, W, s_in, s_out in (("wq", att.wq, s["attention_norm"], s["q"]),
                               ("wk", att.wk, s["attention_norm"], s["k"]),
                               ("wv", att.wv, s["attention_norm"], s["v"]),
@@ -144,5 +141,5 @@ def quantize_block(block, st, s_x):
             "adds": [list(add_multipliers(s_x, s["wo"], s["h"])),
                      list(add_multipliers(s["h"], s["w2"], s["out"]))],
             "s_x": s_x, "s_y": s["out"]}
-    return QDecoderBlock(spec, parts, silu_table)
+    return spec, parts, silu_table
 

@@ -7,11 +7,11 @@ int8 model as it runs a float one. A block, in int8 (each step's scale in its de
 
     a = rmsnorm(x); q, k, v = a Wq^T, a Wk^T, a Wv^T (int8); q, k turned (rotary, Q14);
     k, v into the cache (K rows, V^T columns, offset binary); ctx = the int8 attention core
-    (kernels_attend, causal by the cache's kept positions); h = x + ctx Wo^T;
+    (causal: the cache's positions 0..pos, the backend's core); h = x + ctx Wo^T;
     b = rmsnorm(h); y = h + (silu(b W1^T) * (b W3^T)) W2^T, silu a 256-entry table.
 """
 
-from . import kernels, kernels_attend
+from . import backend, kernels, kernels_attend
 from . import kernels_decoder as dk
 from . import kernels_norm as nk
 from .layers import QDense
@@ -115,30 +115,32 @@ class QDecoderBlock:
 
     @staticmethod
     def quantize(layer, stats, s_x, s_y=None, seq_len=None):
-        """A block is quantized inside its language model (convert_lm.quantize_block), whose
-        statistics are its steps': not as a layer of an encoder model."""
-        raise ValueError("a DecoderBlock is quantized with its language model (an Embedding "
-                         "first): tinyattn.int8.quantize(model, token_ids)")
+        """From the statistics of its steps (DecoderBlock.calibrate: convert_lm.block_stats),
+        inside its language model (a block has no plan: int8.quantize refuses it elsewhere)."""
+        from .convert_lm import block_parts
+
+        return QDecoderBlock(*block_parts(layer, stats, s_x, QRMSNorm.from_float))
 
     def out_scale(self):
         return self.s_y
 
     def new_cache(self, capacity):
         """The int8 cache of `capacity` positions: K rows and V^T columns (H_kv D bytes a
-        position, offset binary), the kept positions, the attention core's header."""
+        position, offset binary), the capacity, the attention core's header, the V
+        projection's destination field (bound by _bind) and the core's function."""
         if not 1 <= capacity <= self.seq_len:
             raise ValueError("a cache of %d positions; the block's context is 1..%d"
                              % (capacity, self.seq_len))
         core = kernels_attend.attend_header(1, self.H, self.D, self.score, self.ctx_mult,
                                             kv_len=capacity, num_kv_heads=self.H_kv)
+        attend = backend.attend_kernel(capacity, self.D, self.score)
         n = capacity * self.ekv
-        return [bytearray(n), bytearray(n), bytearray(capacity), core, None]
+        return [bytearray(n), bytearray(n), capacity, core, None, attend]
 
     def _bind(self, x, cache):
         """Plan every part for int8 row x and the cache (once per source and cache)."""
         p = self.parts
-        K, VT, keep, core = cache[0], cache[1], cache[2], cache[3]
-        T = len(keep)
+        K, VT, T, core = cache[0], cache[1], cache[2], cache[3]
         a = p["attention_norm"].out
         q, _, _ = p["wq"].plan(a, 1, self.E)
         p["wk"].plan(a, 1, self.E)
@@ -147,7 +149,7 @@ class QDecoderBlock:
         kernels.bind_linear(h, p["wv"].W, 1, a, VT, dst_off=T - 1, dst_col=T, add=128)
         kernels.bind_linear(h, p["wv"].W, 1, a, VT, dst_col=T, add=128)
         cache[4] = kernels.dst_field(h)
-        kernels_attend.bind_query(core, q, K, VT, self.ctx, keep)
+        kernels_attend.bind_query(core, q, K, VT, self.ctx)
         o, _, _ = p["wo"].plan(self.ctx, 1, self.E)
         nk.bind_add(self.add1, 1, x, o, self.h)
         b = p["ffn_norm"].out
@@ -161,21 +163,21 @@ class QDecoderBlock:
         """The int8 row after position `pos` of int8 row x (E), its k and v kept in cache."""
         if x is not self._src or cache is not self._cache:
             self._bind(x, cache)
-        if not 0 <= pos < len(cache[2]):
-            raise ValueError("position %d is outside the cache (%d)" % (pos, len(cache[2])))
+        if not 0 <= pos < cache[2]:
+            raise ValueError("position %d is outside the cache (%d)" % (pos, cache[2]))
         p = self.parts
         angles = table(pos, self.freqs)
         dk.set_angles(self.turn_q, angles)
         dk.set_angles(self.turn_k, angles, pos * self.ekv)
         kernels.move_dst(p["wv"].header, cache[4], pos)
-        cache[2][pos] = 1
+        kernels_attend.set_position(cache[3], pos)
         p["attention_norm"].forward(x)
         for n in ("wq", "wk", "wv"):
             p[n].run()
         q, k = p["wq"].out, p["wk"].out
         dk.rotate(q, q, self.turn_q)
         dk.rotate(k, cache[0], self.turn_k)
-        kernels_attend.attend(cache[3])
+        cache[5](cache[3])
         p["wo"].run()
         nk.add(self.add1, p["wo"].out)
         p["ffn_norm"].forward(self.h)

@@ -105,8 +105,6 @@ def _attend(x: ptr32, w: ptr8):
     scores = ptr32(sc)
     q_end8 = qs + (D >> 3) * 32
     q_end = qs + D * 4
-    s_end8 = sc + (T >> 3) * 32
-    s_end = sc + T * 4
     one = 32768
     one = one * one  # 2^30, too big for a literal in a 32-bit viper function
     for r in range(rows):
@@ -118,6 +116,11 @@ def _attend(x: ptr32, w: ptr8):
             last = i + offset + 1
             if last > T:
                 last = T
+        span = T  # the keys a row reads: the causal ones when no other mask or trace
+        if causal and use_keep == 0 and tracing == 0 and last > 0:
+            span = last
+        s_end8 = sc + (span >> 3) * 32
+        s_end = sc + span * 4
         for head in range(H):
             col = head * D
             kv_col = (head // group) * D  # the head's K/V columns: read by its whole group
@@ -136,7 +139,7 @@ def _attend(x: ptr32, w: ptr8):
             # allowed keys
             open_all = 1
             top = 0
-            for j in range(T):
+            for j in range(span):
                 w = ptr8(k + (first + j) * ekv + kv_col)
                 x = ptr32(qs)
                 acc = 0
@@ -163,7 +166,7 @@ def _attend(x: ptr32, w: ptr8):
                         top = v
             # e_j = 2^15 exp(-(top - v_j) r) from the tables; masked keys 0; their sum
             total = 0
-            for j in range(T):
+            for j in range(span):
                 e = 0
                 if open_all:
                     e = empty  # every key masked: uniform (as softmax of equal scores) or 0
@@ -181,7 +184,7 @@ def _attend(x: ptr32, w: ptr8):
             if total:
                 inv = (one + (total >> 1)) // total
             total = 0
-            for j in range(T):
+            for j in range(span):
                 pj = (scores[j] * inv + 16384) >> 15
                 scores[j] = pj
                 total += pj
@@ -279,23 +282,30 @@ def bind_attend(h, rows, q, k, vt, ctx, trace_scores=None, trace_probs=None):
     set_bias(h, None)
 
 
-def bind_query(h, q, k, vt, ctx, keep):
+def bind_query(h, q, k, vt, ctx, keep=None):
     """A stream's step: a header of seq_len 1 and T keys at one query row q (E int8), a cache
     of K (T rows of E_kv) and V^T (key j of column c at c T + j; both offset binary), the
-    context row ctx (E int8) and keep (T bytes, 0 hides a key; never causal)."""
+    context row ctx (E int8) and keep (T bytes, 0 hides a key), or None: causal, the keys up
+    to the position set_position gives (a decoder's cache, filled in order)."""
     T, E, ekv = h[_A_T], h[_A_E], h[_A_EKV]
     if h[_A_S] != 1:
         raise ValueError("a query header has seq_len 1, this one %d" % h[_A_S])
-    for name, buf, n in (("q", q, E), ("k", k, T * ekv), ("vt", vt, T * ekv), ("ctx", ctx, E),
-                         ("keep", keep, T)):
+    for name, buf, n in (("q", q, E), ("k", k, T * ekv), ("vt", vt, T * ekv), ("ctx", ctx, E)):
         need(name, buf, 1, n)
+    if keep is not None:
+        need("keep", keep, 1, T)
+        h[_A_KEEP] = address_distance(keep, h)
     h[_ROWS] = 1
     h[_SRC] = address_distance(q, h)
     h[_A_K], h[_A_VT], h[_A_CTX] = (address_distance(k, h), address_distance(vt, h),
                                     address_distance(ctx, h))
     h[_A_TRACE] = 0
-    h[_A_KEEP] = address_distance(keep, h)
-    h[_A_USE_KEEP], h[_A_CAUSAL] = 1, 0
+    h[_A_USE_KEEP], h[_A_CAUSAL], h[_A_OFFSET] = keep is not None, keep is None, 0
+
+
+def set_position(h, pos):
+    """A causal query header's next call reads keys 0..pos (bind_query without keep)."""
+    h[_A_OFFSET] = pos
 
 
 def set_keep(h, keep, causal, causal_offset=0, uniform=True):

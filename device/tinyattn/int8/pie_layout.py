@@ -48,6 +48,6 @@ def operands(w, cols, depth, address):
     for j in range(cols):
         src = j * depth
         for k in range(depth):
-            out[at + k] = w[src + k] ^ 128
+            out[at + k] = (w[src + k] ^ 128) & 255  # w may be signed (int8.load's)
         at += row
     return out

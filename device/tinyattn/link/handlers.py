@@ -85,6 +85,18 @@ def attention(session, head, arrays):
     return {"us": took}, [("y", y), ("A", layer.A_cache)] if maps else [("y", y)]
 
 
+def sequence_length(entry):
+    """The length of the sequences a (checked) config entry's layer works on, where its
+    declaration says one (nn/spec.py's flow, "tokens"), else None."""
+    from ..nn.spec import FLOW, arguments, kind_of
+
+    kind = kind_of(entry[0])
+    for step, at in kind[FLOW]:
+        if step == "tokens":
+            return arguments(kind, entry[1:])[at]
+    return None
+
+
 def load_model(session, head, arrays):
     """A Sequential from its config and float32 parameters (named as collect_params): shapes
     and finite values checked once, before the loaded model is let go."""
@@ -98,9 +110,10 @@ def load_model(session, head, arrays):
     for name in arrays:
         require_finite(arrays, name)
     for i, entry in enumerate(config):
-        if entry[0] == "SelfAttention" and entry[3] > MAX_SEQ_LEN:
+        S = sequence_length(entry)
+        if S is not None and S > MAX_SEQ_LEN:
             raise LinkError(BAD_VALUE, "config entry %d: seq_len %r; at most %d over the "
-                            "link" % (i, entry[3], MAX_SEQ_LEN))
+                            "link" % (i, S, MAX_SEQ_LEN))
     session.model = session.optimizer = session.qmodel = None
     gc.collect()
     session.model = build_model(config,

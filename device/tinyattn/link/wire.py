@@ -18,7 +18,7 @@ REPLY = 0x80  # a reply's type is the request's | REPLY
 # limits on what a request may make the device allocate or do (docs/protocol.md, "Limits")
 MAX_MESSAGE = 65536  # bytes of a request (less when a quarter of the free heap is less)
 MAX_HEAD = 16384  # bytes of a record's JSON head (an int8 encoder layer: ~2.4 KB)
-MAX_SEQ_LEN = 256  # an attention's sequence length in a model sent (S*S scores each)
+MAX_SEQ_LEN = 256  # the sequences a model sent works on (an attention: S*S scores each)
 MAX_SCORES = 1 << 16  # attention weights (B*H*S*S) of one ATTENTION request
 MAX_REPEAT = 100  # BENCH calls
 BENCH_BUDGET_MS = 2000  # BENCH stops timing after this, whatever `repeat` says

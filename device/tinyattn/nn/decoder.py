@@ -41,6 +41,13 @@ class DecoderBlock(Layer):
         h = x + self.attention.forward(self.attention_norm.forward(x, training), training)
         return h + self.feed_forward.forward(self.ffn_norm.forward(h, training), training)
 
+    def calibrate(self, x, mask=None):
+        """(y, {step: max |.|}) of rows x (positions from 0) through each step its int8 form
+        quantizes (int8/convert_lm.py's block_stats; int8.quantize's calibration asks)."""
+        from ..int8.convert_lm import block_stats
+
+        return block_stats(self, x)
+
     def step(self, x, pos, cache):
         """One position's row x (1, E) at `pos`, its key and value added to `cache` (keys,
         values: new_cache's)."""

@@ -107,6 +107,13 @@ class TransformerEncoderLayer(Layer):
         self.clear_caches()
         return dx
 
+    def calibrate(self, x, mask=None):
+        """(y, {name: max |.|}) of x through its parts: each intermediate its int8 form
+        quantizes (int8/encoder.py's encoder_stats; int8.quantize's calibration asks)."""
+        from ..int8.encoder import encoder_stats
+
+        return encoder_stats(self, x, mask)
+
     def clear_caches(self):
         """Drop what every part kept for backward."""
         for _, layer in self._parts:

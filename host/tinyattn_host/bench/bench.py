@@ -284,6 +284,9 @@ def bench_command(args):
         from ..emulator.pie_counts import bench_section as pie_section
 
         print(pie_section(args.doc))
+        from ..emulator.lm_counts import bench_section as lm_section
+
+        print(lm_section(args.doc))
     progress.log("wrote %s, %s and %s" % (args.out / "bench.json", args.doc,
                                           benchreport.plot_path(args.doc, results["header"])))
     return 0

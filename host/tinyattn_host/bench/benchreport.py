@@ -11,8 +11,9 @@ INTRO = """\
 
 Written by `make bench` (`.venv/bin/python -m tinyattn_host bench`): one section per
 interpreter or board (a build with float64 arrays apart from a float32 one), replaced when
-`make bench` runs there again; the section on the emulated chip by `make emulate` (and
-`make bench`). Do not edit by hand.
+`make bench` runs there again; the sections on the emulated chip (the int8 kernels, their
+backends, PIE, and a token of the int8 language model) by `make bench`, the kernels' and the
+language model's also by `make emulate`. Do not edit by hand.
 
 How it measures (the device side is the `tinyattn.bench` mip package; the host renders):
 

@@ -9,7 +9,7 @@ import numpy as np
 from . import plots
 from ..device_modules import device_module
 
-IRIS_CONFIG = device_module("datasets/iris").CONFIG
+IRIS = device_module("datasets/iris")  # the Iris model (its attention: NUM_HEADS, SEQ_LEN)
 
 
 def write_report(directory, summary, samples):
@@ -28,7 +28,7 @@ def write_report(directory, summary, samples):
     }
     (directory / "summary.json").write_text(json.dumps(data, indent=1))
     written = [directory / "summary.json"]
-    heads, seq_len = _attention_shape(IRIS_CONFIG)
+    heads, seq_len = IRIS.NUM_HEADS, IRIS.SEQ_LEN
     for name, kept in samples.items():
         device = np.concatenate(kept["device"])
         reference = np.concatenate(kept["reference"])
@@ -96,8 +96,3 @@ def _by_class(classes, each=2):
     rows = [int(r) for c in np.unique(classes) for r in np.flatnonzero(classes == c)[:each]]
     return rows, [int(classes[r]) for r in rows]
 
-
-def _attention_shape(config):
-    """(heads, sequence length) of the model's SelfAttention layer."""
-    spec = next(spec for spec in config if spec[0] == "SelfAttention")
-    return spec[2], spec[3]

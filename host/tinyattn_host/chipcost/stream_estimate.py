@@ -9,21 +9,31 @@ array objects made and freed, a gc collection), the softmax, LayerNorm and the a
 counted, nor PSRAM's wait states; the model has no figure for them.
 """
 
+from ..reference.kinds import device_spec, param_shapes, stream_role
 from .chipcost import CLOCK_MHZ, ULAB_FLOAT_DOT
 
 
 def step_macs(config, kept):
-    """Multiply-adds of one token's step when `kept` tokens (this one included) are cached:
-    Dense in x out; an encoder layer's four projections of one row (4 E^2), its scores and
-    P V over the kept keys (2 E kept, all heads) and its feed-forward (2 E F)."""
+    """Multiply-adds of one token's step when `kept` tokens (this one included) are cached,
+    from the kinds' declarations (nn/spec.py): a layer that runs on the one row ("row") or
+    keeps a cache ("cache") takes the row through each of its weight matrices (rows x
+    columns: a Dense in x out, an encoder layer's projections and feed-forward); a "cache"
+    layer's scores and P V over the kept keys add 2 E kept (all heads, E its rows' width)."""
     total = 0
-    for spec in config:
-        if spec[0] == "Dense":
-            total += spec[1] * spec[2]
-        elif spec[0] == "TransformerEncoderLayer":
-            E, F = spec[1], spec[3]
-            total += 4 * E * E + 2 * E * kept + 2 * E * F
+    for entry in config:
+        role = stream_role(entry[0])
+        if role in ("row", "cache"):
+            total += sum(s[0] * s[1] for s in param_shapes(entry).values() if len(s) == 2)
+        if role == "cache":
+            total += 2 * features(entry) * kept
     return total
+
+
+def features(entry):
+    """The width of the rows a config entry's layer takes (its declaration's flow, "features")."""
+    spec = device_spec()
+    kind = spec.kind_of(entry[0])
+    return spec.arguments(kind, entry[1:])[dict(kind[spec.FLOW])["features"]]
 
 
 def estimate_lines(config, frames):

@@ -17,4 +17,6 @@ counts their executed instructions (docs/chip.md).
     kernel_runs.py   each kernel on Attention(64, 4) shapes    counts.py  the table, the command
     backend_counts.py viper and MAC16 side by side            s3.py  Espressif's ESP32-S3 machine
     pie_counts.py    the PIE kernel on it (QEMU_XTENSA_S3, python -m tinyattn_host emulate-pie)
+    lm_counts.py     the int8 language model's token: instructions per kernel, each backend,
+                     the chip estimate (emulate's second section)
 """

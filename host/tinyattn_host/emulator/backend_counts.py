@@ -19,7 +19,7 @@ HEADING = "## The int8 backends on the emulated chip: viper and MAC16"
 ROWS, DEPTHS, COLS = 4, (64, 72), (16, 32)
 
 
-def _choose(ta, name, folder):
+def choose_backend(ta, name, folder):
     """Make `name` ("viper", "mac16" or "pie") the backend of the device package `ta`."""
     from tinyattn.int8 import backend
 
@@ -54,7 +54,7 @@ def fast_loop_per_mac(emu, rng, name="mac16", depths=DEPTHS):
 
 def forward(emu, ta, name, folder, seed=22):
     """(backend chosen, per-call Runs, output bytes) of attention_layer's forward."""
-    chosen = _choose(ta, name, folder)
+    chosen = choose_backend(ta, name, folder)
     layer, _ = attention_layer(random.Random(seed))  # planned with the chosen kernels
     runs = attention_runs(emu, ta, None, layer)
     return chosen, runs, bytes(layer.out)
@@ -75,7 +75,7 @@ def measure(emu, seed=22, fast="mac16", depths=DEPTHS):
             if chosen != name:
                 raise AssertionError("backend %s was asked for, %s chosen" % (name, chosen))
             result["forward"][name] = (runs, out)
-        _choose(ta, "viper", tmp + "/")
+        choose_backend(ta, "viper", tmp + "/")
     return result
 
 

@@ -6,7 +6,9 @@ aligned as MicroPython's heap would place it, and keeps it. That address is also
 object word (objects.py): a buffer's handle is its data. Before each kernel call every
 mirrored buffer whose bytes changed on the Python side is written to the emulator; after it
 every mirrored writable buffer is read back and updated in place, so a kernel's output is in
-the Python object when the call returns. A buffer that nothing but the mirror holds any more
+the Python object when the call returns (but for the buffers frozen: the ones no kernel
+writes, or its scratch that Python never reads; not read back, so many calls on a large model
+take seconds, not minutes). A buffer that nothing but the mirror holds any more
 (CPython's reference count) is dropped from it, as MicroPython's GC would free it; its
 addresses are not reused.
 """
@@ -23,10 +25,11 @@ GAP = 4096  # bytes between two buffers read in one span
 
 
 class _Mirror:
-    __slots__ = ("buf", "address", "synced")
+    __slots__ = ("buf", "address", "synced", "written", "frozen")
 
     def __init__(self, buf, address):
         self.buf, self.address, self.synced = buf, address, None
+        self.written = self.frozen = False
 
 
 def _bytes(buf):
@@ -76,7 +79,8 @@ class BufferMirror:
         """Read every writable buffer back, in spans of neighbours (one read each: a gdb
         round trip costs more than the bytes between buffers)."""
         live = sorted((m for m in self._by_id.values()
-                       if m.synced and not isinstance(m.buf, bytes)), key=lambda m: m.address)
+                       if m.synced and not m.frozen and not isinstance(m.buf, bytes)),
+                      key=lambda m: m.address)
         spans = []
         for m in live:
             if spans and m.address - spans[-1][-1].address - len(spans[-1][-1].synced) < GAP:
@@ -90,4 +94,28 @@ class BufferMirror:
                 got = data[m.address - start:m.address - start + len(m.synced)]
                 if got != m.synced:
                     memoryview(m.buf).cast("B")[:] = got
-                    m.synced = got
+                    m.synced, m.written = got, True
+
+    def watch_writes(self):
+        """Forget which buffers calls have written (freeze_unwritten looks from here on)."""
+        for m in self._by_id.values():
+            m.written = False
+
+    def freeze_unwritten(self):
+        """From now on pull() skips every buffer that no call has written since
+        watch_writes() (a model's weights: most of the bytes a pull reads); push still
+        writes one that Python changes. Should a kernel write one later, the emulator's RAM
+        holds it and the next calls use it; only the Python side would not see it, so the
+        caller checks what it reads (lm_counts: every token's logits, pulled, against the
+        reference)."""
+        for m in self._by_id.values():
+            m.frozen = m.frozen or not m.written
+
+    def freeze(self, buffers):
+        """From now on pull() skips these mirrored buffers: kernels' scratch that the Python
+        side never reads (the fast linear kernels' operand buffers, where the kernel copies
+        its source row)."""
+        for buf in buffers:
+            m = self._by_id.get(id(buf))
+            if m is not None:
+                m.frozen = True

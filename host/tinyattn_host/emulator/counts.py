@@ -76,12 +76,18 @@ def section(emu):
 
 
 def write_section(doc, text, heading=HEADING):
-    """Put the section into the page `doc` (replacing an older one), keeping the rest."""
+    """Put the section into the page `doc`: in place of an older one, else at the end;
+    the rest kept as it is."""
     doc = Path(doc)
     old = doc.read_text() if doc.exists() else ""
     parts = re.split(r"(?m)^(?=## )", old)
-    kept = [p for p in parts if not p.startswith(heading)]
-    doc.write_text("".join(kept).rstrip("\n") + "\n\n" + text)
+    at = [i for i, p in enumerate(parts) if p.startswith(heading)]
+    if not at:
+        doc.write_text(old.rstrip("\n") + "\n\n" + text)
+        return
+    kept = [p for i, p in enumerate(parts) if i not in at[1:]]
+    kept[at[0]] = text.rstrip("\n") + "\n\n" if at[0] < len(kept) - 1 else text
+    doc.write_text("".join(kept))
 
 
 
@@ -107,8 +113,12 @@ def bench_section(doc):
 
 
 def emulate_command(args):
-    """python -m tinyattn_host emulate [--doc PAGE] (make emulate): print the section (and
-    write it into PAGE); a missing QEMU or objdump is one line (cli.run)."""
+    """python -m tinyattn_host emulate [--doc PAGE] (make emulate): print the kernels' section
+    and the language model's (lm_counts; write them into PAGE); a missing QEMU or objdump is
+    one line (cli.run)."""
     print(run_section(args.doc))
+    from .lm_counts import run_section as lm_section
+
+    print(lm_section(args.doc)[0])
     if args.doc:
         print("wrote %s" % args.doc, file=sys.stderr)

@@ -26,6 +26,7 @@ class KernelCall:
     name: str
     instructions: int
     stub_calls: int
+    asm: bool = False  # an @micropython.asm_xtensa function (else viper or native)
 
 
 class EmulatedFunction:
@@ -114,5 +115,6 @@ class Emulator:
             self.buffers.resync()  # a call stopped half-way may have written anything
             raise
         self.buffers.pull()
-        self.calls.append(KernelCall(loaded.name, result.instructions, result.stub_calls))
+        self.calls.append(KernelCall(loaded.name, result.instructions, result.stub_calls,
+                                     loaded.kind == ASM))
         return signed(result.value) if loaded.kind == ASM else self.objects.from_obj(result.value)

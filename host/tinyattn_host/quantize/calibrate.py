@@ -2,9 +2,8 @@
 V, of an encoder layer's intermediates) on the float64 reference, as int8/convert.py's
 _calibrate takes them on a board, a batch of samples at a time."""
 
-from ..reference.kinds import takes_mask
+from ..reference.kinds import kind as declared, quantizer, takes_mask
 from ..reference.sequential import sequential_forward
-from .encoder import encoder_stats
 from .layers import projection_stats
 from .numbers import max_abs
 
@@ -16,21 +15,32 @@ def layer_params(params, i):
 
 
 def calibrate_batch(config, params, x, mask=None):
-    """[{name: max |.|}] of every layer on the rows x (mask: their padding)."""
+    """[{name: max |.|}] of every layer on the rows x (mask: their padding): its input's, and
+    what its kind's calibrate role gives (reference/kinds.py; its output's by default)."""
     stats = []
     for i, spec in enumerate(config):
         p, st = layer_params(params, i), {"in": max_abs(x)}
-        if spec[0] == "TransformerEncoderLayer":
-            x, extra = encoder_stats(spec, p, x, mask)
-            st.update(extra)
-        else:
-            if spec[0] == "SelfAttention":
-                st.update(projection_stats(x, p))
-            x, _ = sequential_forward([spec], {"0." + k: v for k, v in p.items()}, x,
-                                      mask if takes_mask(spec[0]) else None)
-            st["out"] = max_abs(x)
+        role = declared(spec[0]).calibrate
+        x, seen = (forward_stats if role is None else quantizer(role))(spec, p, x, mask)
+        st.update(seen)
         stats.append(st)
     return stats
+
+
+def forward_stats(spec, p, x, mask=None):
+    """(y, {"out": max |y|}) of one layer on x (the reference's forward; mask where it takes
+    one)."""
+    y, _ = sequential_forward([spec], {"0." + k: v for k, v in p.items()}, x,
+                              mask if takes_mask(spec[0]) else None)
+    return y, {"out": max_abs(y)}
+
+
+def attention_stats(spec, p, x, mask=None):
+    """(y, {q, k, v, out: max |.|}) of a SelfAttention on x: its projections' too."""
+    stats = projection_stats(x, p)
+    y, seen = forward_stats(spec, p, x, mask)
+    stats.update(seen)
+    return y, stats
 
 
 def larger(a, b):

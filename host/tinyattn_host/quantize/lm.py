@@ -7,9 +7,10 @@ import numpy as np
 
 from ..device_modules import device_module
 from ..reference import int8 as ref
-from ..reference.decoder import rmsnorm_forward, rope, rope_angles, tied
+from ..reference.decoder import rmsnorm_forward, rope, rope_angles
+from ..reference.kinds import kind as declared, quantizer
 from ..reference.sdpa import sdpa_forward
-from .calibrate import layer_params
+from .calibrate import forward_stats, layer_params
 from .layers import activation, dense
 from .numbers import add_multipliers, f32, int8_weights, multiplier, over, scale_for, times
 
@@ -31,8 +32,9 @@ def silu(a):
     return a / (1.0 + np.exp(-a))
 
 
-def block_stats(spec, p, x):
-    """(y, {step: max |.|}) of a DecoderBlock on rows x from position 0 (convert_lm's)."""
+def block_stats(spec, p, x, mask=None):
+    """(y, {step: max |.|}) of a DecoderBlock on rows x from position 0 (convert_lm's): its
+    declaration's calibrate."""
     _, E, H, H_kv, F, S, eps, style, theta = spec
     st = {}
     a = rmsnorm_forward(x, p["attention_norm.gamma"], eps)[0]
@@ -63,25 +65,34 @@ def block_stats(spec, p, x):
 
 
 def lm_stats(config, params, ids, window=WINDOW):
-    """[{step: max |.|}] of every layer, the larger of each over the windows."""
-    window = min([window] + [spec[5] for spec in config if spec[0] == "DecoderBlock"])
+    """[{step: max |.|}] of every layer, the larger of each over the windows: the Embedding's
+    rows, then what each kind's calibrate role gives (reference/kinds.py)."""
+    window = min([window] + [n for n in map(sequence_length, config) if n is not None])
     stats = None
     for i0 in range(0, len(ids), window):
         x = params["0.W"][ids[i0:i0 + window]]
         got = [{"out": np.abs(x).max()}]
         for i, spec in enumerate(config[1:], 1):
-            p = layer_params(params, i)
-            if spec[0] == "DecoderBlock":
-                x, st = block_stats(spec, p, x)
-            elif spec[0] == "RMSNorm":
-                x = rmsnorm_forward(x, p["gamma"], spec[2])[0]
-                st = {"out": np.abs(x).max()}
-            else:
-                st = {}
+            role = declared(spec[0]).calibrate
+            x, st = (forward_stats if role is None else quantizer(role))(
+                spec, layer_params(params, i), x)
             got.append(st)
         stats = got if stats is None else [{k: max(a[k], b[k]) for k in a}
                                            for a, b in zip(stats, got)]
     return stats
+
+
+def sequence_length(entry):
+    """A (full) config entry's seq_len argument, None when its kind has none (convert_lm's
+    getattr(layer, "seq_len"))."""
+    names = SPEC.kind_of(entry[0])[SPEC.ARGS][::3]
+    return entry[1 + names.index("seq_len")] if "seq_len" in names else None
+
+
+def weights_only(spec, p, x, mask=None):
+    """A Classifier's calibrate: (x, {}), its quantize takes no statistics (its weights' scale,
+    a tied one its embedding's)."""
+    return x, {}
 
 
 def eps_units(eps, E, s_x):
@@ -132,32 +143,48 @@ def block(spec, p, st, s_x, prefix):
     return made, arrays
 
 
+def embedding_layer(spec, p, stats, s_x, s_y, prefix):
+    """QEmbedding.quantize: its rows int8 at their own scale s_w (its output's)."""
+    W, s_w = int8_weights(p["W"])
+    return {"kind": "Embedding", "V": spec[1], "E": spec[2], "s_w": s_w}, {prefix + "W": W}
+
+
+def rmsnorm_layer(spec, p, stats, s_x, s_y, prefix):
+    """QRMSNorm.quantize: its output's scale from its statistics unless given."""
+    return rmsnorm(p["gamma"], spec[2], s_x, s_y or scale_for(stats["out"]), prefix)
+
+
+def block_layer(spec, p, stats, s_x, s_y, prefix):
+    """QDecoderBlock.quantize: from its steps' statistics (block_stats)."""
+    return block(spec, p, stats, s_x, prefix)
+
+
+def classifier(spec, p, stats, s_x, s_y, prefix):
+    """QClassifier.quantize: int32 logits; a tied one (spec[3]) takes the embedding's
+    weights, bound on the board."""
+    made = {"kind": "Classifier", "E": spec[1], "V": spec[2], "tied": bool(spec[3]),
+            "s_x": s_x, "s_w": None}
+    got = {}
+    if not spec[3]:
+        got[prefix + "W"], made["s_w"] = int8_weights(p["W"])
+    return made, got
+
+
 def quantize_lm(config, params, ids, window=WINDOW):
-    """(specs, arrays "<i>.<name>") of the int8 language model, as the board makes it."""
+    """(specs, arrays "<i>.<name>") of the int8 language model, as the board makes it: each
+    layer by its kind's quantize role (reference/kinds.py), its input scale the output scale
+    of the layer before (its out_scale role)."""
     params = {k: np.asarray(v, np.float64) for k, v in params.items()}
     config = [full(entry) for entry in config]
     stats = lm_stats(config, params, list(ids), window)
-    Wq, s_w = int8_weights(params["0.W"])
-    specs = [{"kind": "Embedding", "V": config[0][1], "E": config[0][2], "s_w": s_w}]
-    arrays = {"0.W": Wq}
-    s_x = s_w
-    for i, spec in enumerate(config[1:], 1):
-        p, prefix = layer_params(params, i), "%d." % i
-        if spec[0] == "DecoderBlock":
-            made, got = block(spec, p, stats[i], s_x, prefix)
-        elif spec[0] == "RMSNorm":
-            made, got = rmsnorm(p["gamma"], spec[2], s_x,
-                                scale_for(stats[i]["out"]), prefix)
-        elif spec[0] == "Classifier":
-            shared = tied(config, i)
-            made = {"kind": "Classifier", "E": spec[1], "V": spec[2], "tied": bool(shared),
-                    "s_x": s_x, "s_w": None}
-            got = {}
-            if not shared:
-                got[prefix + "W"], made["s_w"] = int8_weights(p["W"])
-        else:
+    specs, arrays = [], {}
+    for i, spec in enumerate(config):
+        role = declared(spec[0]).quantize
+        if role is None or declared(spec[0]).int8_step is None:  # (a planned model's kind)
             raise ValueError("no int8 form for a %s layer of a language model" % spec[0])
+        s_x = declared(specs[-1]["kind"]).out_scale(specs[-1]) if specs else None
+        made, got = quantizer(role)(spec, layer_params(params, i), stats[i], s_x, None,
+                                    "%d." % i)
         specs.append(made)
         arrays.update(got)
-        s_x = made.get("s_y")
     return specs, arrays

@@ -4,49 +4,26 @@ the board's own `quantize(model, rows).save(path)` writes (kind "quantized")."""
 
 import os
 import tempfile
-from functools import partial
 
 import numpy as np
 
 from .. import modelfile
 from ..device_modules import device_module
-from ..reference.encoder import gelu_forward
-from ..reference.kinds import kind as declared
-from ..reference.layers import activation_forward
+from ..reference.kinds import kind as declared, quantizer
 from .calibrate import calibrate, layer_params
-from .encoder import encoder
-from .layers import GELU, activation, attention, attention_params, dense, layernorm, positional
-from .numbers import multiplier, over, scale_for, times
+from .numbers import scale_for
 
 CANONICAL = device_module("canonical_json")
 
 
 def quantize_layer(spec, p, stats, s_x, s_y, prefix):
-    """int8/convert.py's _quantize_layer (each int8 class's quantize)."""
-    kind = spec[0]
-    if kind == "Dense":
-        return dense(p["W"], p.get("b"), s_x, s_y, prefix=prefix)
-    if kind == "Tokens":
-        return {"kind": "Tokens", "seq_len": spec[1], "s_x": s_x}, {}
-    if kind == "SelfAttention":
-        return attention(attention_params(p), stats, spec[2], spec[3], s_x, s_y, prefix)
-    if kind == "Activation":
-        s_y = s_x if spec[1] == "relu" else (s_y or scale_for(stats["out"]))  # relu: exact
-        return activation(spec[1], partial(activation_forward, kind=spec[1]), s_x, s_y, prefix)
-    s_y = s_y or scale_for(stats["out"])
-    if kind == "GlobalAvgPool":
-        mults = [multiplier(over(s_x, n), s_y) for n in range(1, spec[1] + 1)]
-        return {"kind": "GlobalAvgPool", "seq_len": spec[1], "mult": mults[-1], "s_x": s_x,
-                "s_y": s_y, "by_count": mults}, {}
-    if kind == "LayerNorm":
-        return layernorm(p["gamma"], p["beta"], spec[2], s_x, s_y, prefix)
-    if kind == "PositionalEmbedding":
-        return positional(p["P"], s_x, s_y, prefix)
-    if kind == "Gelu":
-        return activation(GELU, gelu_forward, s_x, s_y, prefix)
-    if kind == "TransformerEncoderLayer":
-        return encoder(spec, p, stats, s_x, s_y, prefix)
-    raise ValueError("no int8 form for a %s layer" % (kind,))
+    """int8/convert.py's _quantize_layer: the quantize its kind's declaration names
+    (reference/*.py's quantize=, quantize/kinds.py). A language model's kinds have no int8
+    layer of a Sequential (int8_as None): quantize_lm (lm.py) quantizes them."""
+    declaration = declared(spec[0])
+    if declaration.quantize is None or declaration.int8_as is None:
+        raise ValueError("no int8 form for a %s layer" % (spec[0],))
+    return quantizer(declaration.quantize)(spec, p, stats, s_x, s_y, prefix)
 
 
 def quantize(config, params, calib, mask=None, rows=1, batch_size=None, progress=None):

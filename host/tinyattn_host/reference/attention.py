@@ -225,4 +225,5 @@ declare("SelfAttention",
         _attention_backward, torch=TORCH,
         int8=(int8_attend.attention_layer, int8_attend.attention_run),
         in_scale=lambda q: q["scales"]["x"], out_scale=_attention_out_scale,
-        in_width=lambda q, after: q["E"], in_rows=lambda q: q["seq_len"])
+        in_width=lambda q, after: q["E"], in_rows=lambda q: q["seq_len"],
+        quantize="kinds.quantize_attention", calibrate="calibrate.attention_stats")

@@ -9,7 +9,8 @@ position of the first row (a cache's length when decoding).
 
 import numpy as np
 
-from .kinds import declare
+from . import int8_decoder
+from .kinds import declare, kind
 from .sdpa import sdpa_backward, sdpa_forward
 
 
@@ -108,15 +109,14 @@ def block_backward(spec, p, cache, grad_out):
 
 # ---- a whole language model --------------------------------------------------------------
 def tied(config, i):
-    """Whether config entry i is a Classifier that uses the embedding's weights."""
-    spec = config[i]
-    return spec[0] == "Classifier" and len(spec) > 3 and spec[3]
+    """Whether config entry i takes the embedding's weights (its kind's tied role)."""
+    return kind(config[i][0]).tied(config[i])
 
 
 def lm_forward(config, params, tokens):
     """(logits (len(tokens), vocab), caches) of an Embedding, DecoderBlock..., RMSNorm,
     Classifier config; a tied classifier takes params["0.W"]."""
-    from .kinds import kind, layer_params
+    from .kinds import layer_params
 
     x, caches = np.asarray(tokens), []
     for i, spec in enumerate(config):
@@ -130,7 +130,7 @@ def lm_forward(config, params, tokens):
 
 def lm_backward(config, params, caches, grad_out):
     """{name: gradient} of lm_forward; a tied classifier's gradient adds to "0.W"."""
-    from .kinds import kind, layer_params
+    from .kinds import layer_params
 
     grads = {}
     for i in range(len(config) - 1, -1, -1):
@@ -151,10 +151,12 @@ def _embedding_backward(spec, p, ids, grad_out):
 
 declare("Embedding", lambda spec, p, x: (p["W"][np.asarray(x, dtype=int).reshape(-1)],
                                          np.asarray(x, dtype=int).reshape(-1)),
-        _embedding_backward, torch={"weight": ["W"]})
+        _embedding_backward, torch={"weight": ["W"]}, int8_step=int8_decoder.embedding_step,
+        quantize="lm.embedding_layer", in_scale=lambda q: q["s_w"], out_scale=lambda q: q["s_w"])
 declare("RMSNorm", lambda spec, p, x: rmsnorm_forward(x, p["gamma"], spec[2]),
         lambda spec, p, cache, g: (lambda dx, dg: (dx, {"gamma": dg}))(
-            *rmsnorm_backward(g, p["gamma"], cache)), torch={"weight": ["gamma"]})
+            *rmsnorm_backward(g, p["gamma"], cache)), torch={"weight": ["gamma"]},
+        int8_step=int8_decoder.rmsnorm_step, quantize="lm.rmsnorm_layer")
 declare("SwiGLU", lambda spec, p, x: swiglu_forward(x, p["w1"], p["w2"], p["w3"]),
         lambda spec, p, cache, g: swiglu_backward(g, p["w1"], p["w2"], p["w3"], cache),
         torch={w + ".weight": [w] for w in ("w1", "w2", "w3")})
@@ -163,6 +165,9 @@ declare("DecoderBlock", block_forward, block_backward,
                     ("ffn_norm.weight", ["ffn_norm.gamma"])]
                    + [("attention.%s.weight" % w, ["attention." + w]) for w in ("wq", "wk", "wv", "wo")]
                    + [("feed_forward.%s.weight" % w, ["feed_forward." + w])
-                      for w in ("w1", "w2", "w3")]))
+                      for w in ("w1", "w2", "w3")]),
+        int8_step=int8_decoder.block_step, quantize="lm.block_layer", calibrate="lm.block_stats")
 declare("Classifier", lambda spec, p, x: (x @ p["W"].T, x),
-        lambda spec, p, x, g: (g @ p["W"], {"W": g.T @ x}), torch={"weight": ["W"]})
+        lambda spec, p, x, g: (g @ p["W"], {"W": g.T @ x}), torch={"weight": ["W"]},
+        int8_step=int8_decoder.classifier_step, quantize="lm.classifier",
+        calibrate="lm.weights_only", tied=lambda spec: len(spec) > 3 and bool(spec[3]))

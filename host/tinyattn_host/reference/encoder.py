@@ -192,14 +192,18 @@ def _parts(**tables):
 
 declare("LayerNorm", lambda spec, p, x: layernorm_forward(x, p["gamma"], p["beta"], spec[2]),
         _layernorm_backward, torch=NORM_TORCH,
-        int8=(int8_encoder.norm_layer, int8_encoder.norm_run))
+        int8=(int8_encoder.norm_layer, int8_encoder.norm_run),
+        quantize="kinds.quantize_layernorm")
 declare("PositionalEmbedding", lambda spec, p, x: (positional_forward(x, p["P"]), spec[1]),
         _positional_backward, torch={"": ["P"]},
-        int8=(int8_encoder.positional_layer, int8_encoder.positional_run))
+        int8=(int8_encoder.positional_layer, int8_encoder.positional_run),
+        quantize="kinds.quantize_positional")
 declare("Gelu", lambda spec, p, x: (gelu_forward(x), x),
-        lambda spec, p, x, grad_out: (gelu_backward(grad_out, x), {}), int8_as="Activation")
+        lambda spec, p, x, grad_out: (gelu_backward(grad_out, x), {}), int8_as="Activation",
+        quantize="kinds.quantize_gelu")
 declare("TransformerEncoderLayer", _encoder_forward,
         lambda spec, p, cache, grad_out: encoder_backward(grad_out, p, cache),
         torch=_parts(self_attn=ATTENTION_TORCH, linear1=KINDS["Dense"].torch,
                      linear2=KINDS["Dense"].torch, norm1=NORM_TORCH, norm2=NORM_TORCH),
-        int8=(int8_encoder.encoder_layer_of, int8_encoder.encoder_run))
+        int8=(int8_encoder.encoder_layer_of, int8_encoder.encoder_run),
+        quantize="kinds.quantize_encoder", calibrate="encoder.encoder_stats")

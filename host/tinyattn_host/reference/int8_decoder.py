@@ -63,57 +63,76 @@ def linear(x, part, arrays, prefix):
     return ref.requantize(ref.matmul_xwt(np.asarray(x).reshape(1, -1), W), tuple(part["mult"]))[0]
 
 
+def embedding_step(x, spec, arrays, prefix, cache, pos):
+    """QEmbedding: row x (a token id) of W, int8."""
+    return np.asarray(arrays[prefix + "W"]).reshape(spec["V"], spec["E"])[x]
+
+
+def rmsnorm_step(x, spec, arrays, prefix, cache, pos):
+    """QRMSNorm of the int8 row x."""
+    return rmsnorm(x[None, :], arrays[prefix + "gamma"], spec["eps"], spec["mult"])[0]
+
+
+def classifier_step(x, spec, arrays, prefix, cache, pos):
+    """QClassifier: the int32 logits (V,) of the int8 row x; a tied one takes the W of the
+    Embedding, a language model's layer 0."""
+    W = arrays[("0." if spec["tied"] else prefix) + "W"]
+    return ref.matmul_xwt(x[None, :], np.asarray(W).reshape(spec["V"], spec["E"]))[0]
+
+
+def block_step(x, spec, arrays, prefix, cache, pos):
+    """QDecoderBlock.step: the int8 row x at position pos, its key and value added to cache
+    (keys, values: lists of int8 rows)."""
+    a_, p = arrays, prefix
+    parts = spec["parts"]
+    H, H_kv, D = spec["H"], spec["H_kv"], spec["E"] // spec["H"]
+    n1 = parts["attention_norm"]
+    a = rmsnorm(x[None, :], a_[p + "attention_norm.gamma"], n1["eps"], n1["mult"])[0]
+    q, k, v = (linear(a, parts[n], a_, p + n + ".") for n in ("wq", "wk", "wv"))
+    angles = ROTARY.table(pos, ROTARY.frequencies(D, spec["theta"]))
+    q = rotate(q, H, angles, spec["rope"] == "half")
+    k = rotate(k, H_kv, angles, spec["rope"] == "half")
+    cache[0].append(k)
+    cache[1].append(v)
+    K, V = np.array(cache[0]), np.array(cache[1])
+    ctx = attend(q[None, :], K, V, 1, H, tuple(spec["score"]), tuple(spec["ctx"]),
+                 kv_len=len(K), num_kv_heads=H_kv)["ctx"][0]
+    o = linear(ctx, parts["wo"], a_, p + "wo.")
+    h = qref.add(x, o, spec["adds"][0])
+    n2 = parts["ffn_norm"]
+    b = rmsnorm(h[None, :], a_[p + "ffn_norm.gamma"], n2["eps"], n2["mult"])[0]
+    g = ref.lookup(linear(b, parts["w1"], a_, p + "w1."), a_[p + "silu"])
+    u = linear(b, parts["w3"], a_, p + "w3.")
+    m = ref.requantize(ref.int32(g.astype(np.int64) * u, "gate product"),
+                       tuple(spec["gate"]))
+    f = linear(m, parts["w2"], a_, p + "w2.")
+    return qref.add(h, f, spec["adds"][1])
+
+
 class Int8LM:
     """The int8 model of a description and its arrays ({name: int8 array}, as the file
-    holds them): step(token, pos) -> int32 logits (V,), each block's K and V kept."""
+    holds them): step(token, pos) -> int32 logits (V,), each block's K and V kept. Each layer
+    runs as its kind's declaration says (int8_step, reference/kinds.py)."""
 
     def __init__(self, layers, arrays):
+        from .sequential import kind  # (sequential imports every module that declares kinds)
+
         self.layers, self.arrays = layers, arrays
+        self.steps = [kind(spec["kind"]).int8_step for spec in layers]
+        if None in self.steps:
+            raise ValueError("a language model's layers run a position at a time; a %s layer "
+                             "does not" % layers[self.steps.index(None)]["kind"])
         self.reset()
 
     def reset(self):
         self.cache = [([], []) for _ in self.layers]
 
     def step(self, token, pos):
-        x = None
-        for i, spec in enumerate(self.layers):
-            p, kind = "%d." % i, spec["kind"]
-            if kind == "Embedding":
-                x = np.asarray(self.arrays[p + "W"]).reshape(spec["V"], spec["E"])[token]
-            elif kind == "RMSNorm":
-                x = rmsnorm(x[None, :], self.arrays[p + "gamma"], spec["eps"], spec["mult"])[0]
-            elif kind == "DecoderBlock":
-                x = self.block(x, pos, spec, p, self.cache[i])
-            else:  # Classifier: the int32 accumulator
-                W = self.arrays[("0." if spec["tied"] else p) + "W"]
-                return ref.matmul_xwt(x[None, :], np.asarray(W).reshape(spec["V"], spec["E"]))[0]
-        raise ValueError("a language model ends with a Classifier")
-
-    def block(self, x, pos, spec, p, cache):
-        a_ = self.arrays
-        parts = spec["parts"]
-        H, H_kv, D = spec["H"], spec["H_kv"], spec["E"] // spec["H"]
-        n1 = parts["attention_norm"]
-        a = rmsnorm(x[None, :], a_[p + "attention_norm.gamma"], n1["eps"], n1["mult"])[0]
-        q, k, v = (linear(a, parts[n], a_, p + n + ".") for n in ("wq", "wk", "wv"))
-        angles = ROTARY.table(pos, ROTARY.frequencies(D, spec["theta"]))
-        q = rotate(q, H, angles, spec["rope"] == "half")
-        k = rotate(k, H_kv, angles, spec["rope"] == "half")
-        cache[0].append(k)
-        cache[1].append(v)
-        K, V = np.array(cache[0]), np.array(cache[1])
-        ctx = attend(q[None, :], K, V, 1, H, tuple(spec["score"]), tuple(spec["ctx"]),
-                     kv_len=len(K), num_kv_heads=H_kv)["ctx"][0]
-        o = linear(ctx, parts["wo"], a_, p + "wo.")
-        h = qref.add(x, o, spec["adds"][0])
-        n2 = parts["ffn_norm"]
-        b = rmsnorm(h[None, :], a_[p + "ffn_norm.gamma"], n2["eps"], n2["mult"])[0]
-        g = ref.lookup(linear(b, parts["w1"], a_, p + "w1."), a_[p + "silu"])
-        u = linear(b, parts["w3"], a_, p + "w3.")
-        m = ref.requantize(ref.int32(g.astype(np.int64) * u, "gate product"),
-                           tuple(spec["gate"]))
-        f = linear(m, parts["w2"], a_, p + "w2.")
-        return qref.add(h, f, spec["adds"][1])
+        """The last layer's output (the Classifier's int32 logits) for `token` at `pos`."""
+        x = token
+        for i, (spec, run) in enumerate(zip(self.layers, self.steps)):
+            x = run(x, spec, self.arrays, "%d." % i, self.cache[i], pos)
+        return x
 
     def generate(self, prompt, steps):
         """Greedy: (new tokens, the int32 logits of every step after the prompt's last)."""

@@ -16,6 +16,11 @@ A declaration gives, for a config entry `spec` = [kind, *args] and its parameter
           reference of the device's int8 layer of that kind (spec: its description());
           run(x, layer, mask) too where forward takes a mask;
           or int8_as: the int8 kind the device quantizes this one into (Gelu: "Activation")
+    tied(spec): whether the layer takes the Embedding's weights (a language model's layer 0)
+          instead of its own (a tied Classifier); False unless given
+    int8_step: a language model's kinds instead (they run a position at a time): step(x,
+          q, arrays, prefix, cache, pos) -> its int8 output (int8_decoder.py's Int8LM; q its
+          description, cache the layer's own: a block's keys and values)
 
 and, of its int8 layer description `q` (the device's description(), int8 kinds only), what its
 int8 class answers on the board:
@@ -26,7 +31,18 @@ int8 class answers on the board:
            unless given)
     in_width(q, after): the width of its input rows, where it fixes it; after() is the width
            the layers after it take (None: not fixed); None (the default) when it does not
+
+and, for the host quantizer (tinyattn_host/quantize, which imports this package: the roles
+name its functions, "module.function", imported on first use by `quantizer`):
+    quantize: its int8 class's quantize, (spec, p, stats, s_x, s_y, prefix) -> (the int8
+           layer's description, its arrays); None: no int8 form of its own
+    calibrate: (spec, p, x, mask) -> (y, {name: max |.|}) of its output ("out") and of what
+           else its quantize takes (an attention's Q, K, V; an encoder layer's intermediates);
+           None (the default): its forward, and max |.| of its output
 """
+
+import importlib
+
 
 from ..device_modules import device_module
 
@@ -37,19 +53,22 @@ class Kind:
     """One layer kind's host declaration (the module docstring says what each part is)."""
 
     def __init__(self, name, forward, backward, torch=None, int8=None, int8_as=None,
-                 in_scale=None, out_scale=None, in_width=None, in_rows=None):
+                 in_scale=None, out_scale=None, in_width=None, in_rows=None, quantize=None,
+                 calibrate=None, int8_step=None, tied=None):
         self.name, self.forward, self.backward = name, forward, backward
         self.torch = dict(torch or {})
         self.int8, self.int8_as = int8, int8_as or (name if int8 else None)
+        self.int8_step, self.tied = int8_step, tied or (lambda spec: False)
         self.in_scale = in_scale or (lambda q: q["s_x"])
         self.out_scale = out_scale or (lambda q: q["s_y"])
         self.in_width = in_width or (lambda q, after: None)
         self.in_rows = in_rows or (lambda q: 1)
+        self.quantize, self.calibrate = quantize, calibrate
 
 
 def declare(name, forward, backward, **roles):
-    """Declare kind `name` (module docstring: torch, int8, int8_as, in_scale, out_scale,
-    in_width, in_rows by name); returns its Kind."""
+    """Declare kind `name` (module docstring: torch, int8, int8_as, int8_step, tied, in_scale,
+    out_scale, in_width, in_rows, quantize, calibrate by name); returns its Kind."""
     if name in KINDS:
         raise ValueError("layer kind %r is declared twice" % name)
     KINDS[name] = Kind(name, forward, backward, **roles)
@@ -62,6 +81,13 @@ def kind(name):
     if found is None:
         raise ValueError("unknown layer kind %r (known: %s)" % (name, ", ".join(sorted(KINDS))))
     return found
+
+
+def quantizer(role):
+    """The function a quantize or calibrate role names ("module.function" of
+    tinyattn_host.quantize), imported now."""
+    module, name = role.rsplit(".", 1)
+    return getattr(importlib.import_module("..quantize." + module, __package__), name)
 
 
 def device_spec():

@@ -129,14 +129,16 @@ def _dense_out_scale(q):
 
 declare("Dense", lambda spec, p, x: (dense_forward(x, p["W"], p.get("b")), x), _dense_backward,
         torch={"weight": ["W"], "bias": ["b"]}, int8=(int8.dense_layer, int8.dense_run),
-        out_scale=_dense_out_scale, in_width=lambda q, after: q["in"])
+        out_scale=_dense_out_scale, in_width=lambda q, after: q["in"],
+        quantize="kinds.quantize_dense")
 declare("Activation", lambda spec, p, x: (activation_forward(x, spec[1]), x),
         lambda spec, p, x, g: (activation_backward(g, x, spec[1]), {}),
-        int8=(int8.activation_layer, int8.activation_run))
+        int8=(int8.activation_layer, int8.activation_run), quantize="kinds.quantize_activation")
 declare("Tokens", lambda spec, p, x: (tokens_forward(x, spec[1]), None),
         lambda spec, p, cache, g: (tokens_backward(g, spec[1]), {}),
         int8=(int8.tokens_layer, int8.tokens_run), out_scale=lambda q: q["s_x"],
-        in_width=lambda q, after: _times_or_none(after(), q["seq_len"]))
+        in_width=lambda q, after: _times_or_none(after(), q["seq_len"]),
+        quantize="kinds.quantize_tokens")
 declare("GlobalAvgPool", lambda spec, p, x, mask=None: (gap_forward(x, spec[1], mask), mask),
         lambda spec, p, mask, g: (gap_backward(g, spec[1], mask), {}),
-        int8=(int8.tokens_layer, int8.pool_run))
+        int8=(int8.tokens_layer, int8.pool_run), quantize="kinds.quantize_pool")
