@@ -353,6 +353,5 @@ def fast_call(h):
 
 
 def attend(h, _=None):
-    """Run a bound attention header: every sequence, head and query in one call (a second
-    argument, unused, lets a flat list of calls call it as function(a, b))."""
+    """Run a bound attention header: every sequence, head and query (`_` is unused)."""
     _attend(h, _EXP)
