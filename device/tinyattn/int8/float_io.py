@@ -58,12 +58,23 @@ def to_int8(x: ptr32, out: ptr8, n: int, table: ptr32) -> int:
         if (b & exponent) == exponent:
             return i + 1
         key = b ^ ((b >> 31) & low31)
-        u = 0
-        half = 128
-        while half:
-            if key >= (step[u + half] << ext) >> ext:
-                u += half
-            half = half >> 1
+        u = 0  # a binary search, written out: u + half is the next step to pass
+        if key >= (step[128] << ext) >> ext:
+            u = 128
+        if key >= (step[u + 64] << ext) >> ext:
+            u += 64
+        if key >= (step[u + 32] << ext) >> ext:
+            u += 32
+        if key >= (step[u + 16] << ext) >> ext:
+            u += 16
+        if key >= (step[u + 8] << ext) >> ext:
+            u += 8
+        if key >= (step[u + 4] << ext) >> ext:
+            u += 4
+        if key >= (step[u + 2] << ext) >> ext:
+            u += 2
+        if key >= (step[u + 1] << ext) >> ext:
+            u += 1
         out[i] = u ^ 128
     return 0
 
