@@ -11,7 +11,7 @@ import sys
 
 from ..link.wire import FILE_QUANTIZED as QUANTIZED
 from ..nn.checks import require_2d
-from .numbers import Quantizer, quantize_tensor
+from .numbers import Quantizer, int8_buffer
 
 # What only a load's check and reading need (the file, the description's schema, the float
 # layers' fit): ~19 KB of code (32-bit, .mpy) that load imports and lets go again when it
@@ -120,11 +120,11 @@ class QSequential:
             B, S = require_2d("mask", mask)
             require_mask(mask, B, S)  # 0/1, a kept token in every row; B: the layers check
             keep = keep_bytes(mask, B * S, S)
-        if self._xq is None or len(self._xq) != rows * cols:
-            self._xq = quantize_tensor(x, self.in_scale)
+        if self._numbers is None:  # (its steps are found in this first call's quantize)
             self._numbers = Quantizer(1.0 / self.in_scale, -128, self.layers[-1].out_scale())
-        else:
-            self._numbers.quantize_into(x, self._xq)
+        if self._xq is None or len(self._xq) != rows * cols:
+            self._xq = int8_buffer(rows * cols)
+        self._numbers.quantize_into(x, self._xq)
         y, rows, cols = self.forward_int(self._xq, rows, cols, keep=keep)
         return self._numbers.dequantize(y, rows, cols)
 

@@ -117,7 +117,7 @@ class Quantizer:
         table = self.table
         if table is None:
             table = self.table = float_io.steps(self.offset_bytes) or False
-        if table and len(out) <= STEPS_MOST and x.itemsize == 4:
+        if table and len(out) <= STEPS_MOST and getattr(x, "itemsize", 0) == 4:
             try:
                 bad = float_io.to_int8(x, out, len(out), table)
             except TypeError:  # a view ulab lends no buffer of (not dense)
