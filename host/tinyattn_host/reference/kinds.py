@@ -95,6 +95,13 @@ def device_spec():
     return device_module("nn/spec")
 
 
+def full_entry(entry):
+    """A config entry with its defaults filled in (the device's own nn/spec.py): a file may
+    leave out trailing arguments, as a constructor call may."""
+    spec = device_spec()
+    return [entry[0]] + list(spec.arguments(spec.kind_of(entry[0]), list(entry[1:])))
+
+
 def param_shapes(spec):
     """{parameter name: shape} of one config entry: the device's table."""
     return dict(device_spec().layer_shapes(spec))
