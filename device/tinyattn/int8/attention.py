@@ -13,6 +13,7 @@ import array
 from . import backend, kernels
 from .constants import EXP_LIMIT, EXP_STEPS, PROB_ONE
 from . import kernels_attend
+from .scratch import int8_buffer, signed
 from ..link.wire import MAX_SEQ_LEN
 from ..nn.checks import require_2d
 from .numbers import (dequantize, fixed_point, flip, int32_bias, int8_weights, multiplier,
@@ -56,6 +57,7 @@ class QAttention:
             for n in PROJECTIONS)
         self.core, self._shape = None, None
         self.Q = self.K = self.VT = self.ctx = self.out = None
+        self.scratch = None  # (Scratch, prefix): Q, K, V^T, ctx and an int8 out shared
         self.out_code = "i" if mults["out"] is None else "b"  # the int32 accumulator, or int8
 
     def rows_of(self, n):
@@ -116,10 +118,17 @@ class QAttention:
             raise ValueError("x has %d rows, not a multiple of the sequence length %r"
                              % (rows, S))
         if self._shape != (rows, S):
-            n, ekv = rows * E, self.kv_dim
-            self.Q, self.ctx = array.array("b", bytes(n)), array.array("b", bytes(n))
-            self.K, self.VT = bytearray(rows * ekv), bytearray(rows * ekv)  # offset binary
-            self.out = array.array(self.out_code, bytes(n * (4 if self.mults["out"] is None else 1)))
+            n, ekv, shared = rows * E, self.kv_dim, self.scratch
+            self.Q, self.ctx = int8_buffer(shared, "Q", n), int8_buffer(shared, "ctx", n)
+            if shared is None:
+                self.K, self.VT = bytearray(rows * ekv), bytearray(rows * ekv)  # offset binary
+            else:
+                self.K, self.VT = shared[0].get(shared[1] + "K", rows * ekv), \
+                    shared[0].get(shared[1] + "VT", rows * ekv)
+            if self.mults["out"] is None:
+                self.out = array.array("i", bytes(4 * n))
+            else:
+                self.out = int8_buffer(shared, "out", n)
             self.core = kernels_attend.attend_header(S, H, D, self.mults["score"],
                                                      self.mults["ctx"],
                                                      num_kv_heads=self.num_kv_heads)
@@ -170,7 +179,7 @@ class QAttention:
                 first = r - r % S
                 for c in range(E):
                     V[r * E + c] = self.VT[first * E + c * S + r - first] - 128
-            trace.update(Q=self.Q, K=flip(self.K), V=V, ctx=self.ctx,
+            trace.update(Q=signed(self.Q), K=flip(self.K), V=V, ctx=signed(self.ctx),
                          scores=self.trace_scores, probs=self.trace_probs, acc=self.out)
         return self.out, rows, self.embed_dim
 

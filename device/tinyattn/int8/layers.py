@@ -23,6 +23,7 @@ from ulab import numpy as np
 from . import backend, kernels, kernels_pool
 from .numbers import flip, int32_bias, int8_buffer, int8_weights, multiplier, offset_binary, \
     quantize_tensor, scale_for
+from . import scratch
 
 GELU = "gelu_erf"
 """The QActivation name of the GELU table (made from nn/gelu.py's Gelu, the erf form)."""
@@ -48,6 +49,7 @@ class QDense:
         self.header = kernels.linear_header(out_features, in_features, b, mult, lo)
         self.out, self._rows, self._kernel = None, None, None
         self.out_code = "i" if mult is None else "b"  # the int32 accumulator, or int8
+        self.scratch = None  # (Scratch, prefix): an int8 out shared (int8/scratch.py)
 
     @staticmethod
     def quantize(layer, stats, s_x, s_y, seq_len=None):
@@ -69,7 +71,10 @@ class QDense:
             raise ValueError("x has %d columns, Dense needs %d" % (cols, self.in_features))
         n = self.out_features
         if rows != self._rows:
-            self.out = array.array(self.out_code, bytes(rows * n * (4 if self.mult is None else 1)))
+            if self.mult is None:
+                self.out = array.array("i", bytes(4 * rows * n))
+            else:
+                self.out = scratch.int8_buffer(self.scratch, "out", rows * n)
             self._rows = rows
         kernels.bind_linear(self.header, self.W, rows, src, self.out)
         if self._kernel is None:  # the backend's kernel and its weight layout, made once
@@ -125,6 +130,7 @@ class QActivation:
     def __init__(self, name, table, s_x, s_y):
         self.name, self.table, self.s_x, self.s_y = name, table, s_x, s_y
         self.src, self.out, self._n = None, None, 0
+        self.scratch = None  # (Scratch, prefix): out shared (int8/scratch.py)
 
     @staticmethod
     def quantize(layer, stats, s_x, s_y, seq_len=None):
@@ -148,7 +154,7 @@ class QActivation:
         n = rows * cols
         kernels.need("x", src, 1, n)
         if self.out is None or len(self.out) != n:
-            self.out = int8_buffer(n)
+            self.out = scratch.int8_buffer(self.scratch, "out", n)
         self.src, self._n = src, n
         return self.out, rows, cols
 

@@ -12,6 +12,7 @@ import sys
 from ..link.wire import FILE_QUANTIZED as QUANTIZED
 from ..nn.checks import require_2d
 from .numbers import Quantizer, quantize_tensor
+from .scratch import Scratch
 
 # What only a load's check and reading need (the file, the description's schema, the float
 # layers' fit): ~19 KB of code (32-bit, .mpy) that load imports and lets go again when it
@@ -51,9 +52,12 @@ class QSequential:
 
     def __init__(self, layers):
         self.layers = list(layers)
+        shared = Scratch()  # the encoder layers' scratch buffers, one layer's worth
         for layer in self.layers:
             if hasattr(layer, "bind"):  # a tied classifier finds its embedding
                 layer.bind(self.layers)
+            if hasattr(layer, "share_scratch"):
+                layer.share_scratch(shared)
         self._source = self._rows = self._cols = None  # the input the layers are bound to
         self._outputs = []
         self._xq = self._numbers = None  # the input's int8 buffer, its Quantizer

@@ -7,6 +7,7 @@ follows the contract of qlayers: planned once per shape, run with no allocation.
 
 from . import kernels
 from . import kernels_norm as nk
+from . import scratch
 from .numbers import flip, int32_bias, int8_buffer, int8_weights, max_abs, multiplier, \
     offset_binary, quantize_tensor, round_half_up, scale_for
 
@@ -45,6 +46,7 @@ class QLayerNorm:
         self.s_x, self.s_g, self.s_y = s_x, s_g, s_y
         self.header = nk.norm_header(E, beta, eps, mult)
         self.out, self._rows = None, None
+        self.scratch = None  # (Scratch, prefix): out shared (int8/scratch.py)
 
     @staticmethod
     def quantize(layer, stats, s_x, s_y, seq_len=None):
@@ -66,7 +68,7 @@ class QLayerNorm:
         if cols != self.E:
             raise ValueError("x has %d columns, LayerNorm needs %d" % (cols, self.E))
         if rows != self._rows:
-            self.out, self._rows = int8_buffer(rows * cols), rows
+            self.out, self._rows = scratch.int8_buffer(self.scratch, "out", rows * cols), rows
         nk.bind_norm(self.header, self.gamma, rows, src, self.out)
         return self.out, rows, cols
 
