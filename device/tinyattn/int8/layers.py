@@ -44,7 +44,7 @@ class QDense:
 
     def __init__(self, in_features, out_features, W, b, mult, s_x, s_w, s_y, lo=-128):
         self.in_features, self.out_features = in_features, out_features
-        self.W, self.b, self.mult = W, b, mult  # W offset binary (out, in)
+        self.W, self.has_bias, self.mult = W, b is not None, mult  # W offset binary (out, in)
         self.s_x, self.s_w, self.s_y, self.lo = s_x, s_w, s_y, lo  # lo 0: a ReLU folded in
         self.header = kernels.linear_header(out_features, in_features, b, mult, lo)
         self.out, self._rows, self._kernel = None, None, None
@@ -62,6 +62,10 @@ class QDense:
         b = int32_bias(layer.b, s_x * s_w, layer.in_features)
         mult = None if s_y is None else multiplier(s_x * s_w, s_y)
         return QDense(layer.in_features, layer.out_features, W, b, mult, s_x, s_w, s_y, lo)
+
+    def bias(self):
+        """The int32 bias (a new array, from the header, which alone holds it), or None."""
+        return kernels.header_bias(self.header) if self.has_bias else None
 
     def out_scale(self):
         return self.s_x * self.s_w if self.mult is None else self.s_y
@@ -92,8 +96,8 @@ class QDense:
 
     def arrays(self, prefix):
         out = [(prefix + "W", flip(self.W), "b", (self.out_features, self.in_features))]
-        if self.b is not None:
-            out.append((prefix + "b", self.b, "i", (self.out_features,)))
+        if self.has_bias:
+            out.append((prefix + "b", self.bias(), "i", (self.out_features,)))
         return out
 
     @staticmethod

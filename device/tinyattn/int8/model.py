@@ -9,16 +9,18 @@ makes one from a float model (quantize).
 import gc
 import sys
 
-from ..link.wire import FILE_QUANTIZED as QUANTIZED
 from ..nn.checks import require_2d
 from .numbers import Quantizer, quantize_tensor
 from .scratch import Scratch
 
-# What only a load's check and reading need (the file, the description's schema, the float
-# layers' fit): ~19 KB of code (32-bit, .mpy) that load imports and lets go again when it
-# imported it (_let_go), so a loaded model holds its layers' modules only.
-CHECK_ONLY = ("tinyattn.stored_arrays", "tinyattn.crc", "tinyattn.float32", "tinyattn.int8.spec",
-              "tinyattn.int8.fields", "tinyattn.nn.flow", "tinyattn.nn.spec")
+# What only a load's check and reading need (the file and its format's constants, the
+# description's schema, the float layers' fit): ~21 KB of code (32-bit, .mpy) that load
+# imports and lets go again when it imported it (_let_go), so a loaded model holds its layers'
+# modules only. The first FILE_ONLY go after the last array is read, the rest before the first.
+CHECK_ONLY = ("tinyattn.stored_arrays", "tinyattn.crc", "tinyattn.float32", "tinyattn.link.wire",
+              "tinyattn.link", "tinyattn.int8.spec", "tinyattn.int8.fields", "tinyattn.nn.flow",
+              "tinyattn.nn.spec")
+FILE_ONLY = 5
 
 
 def check_description(description, shapes):
@@ -157,6 +159,7 @@ class QSequential:
         and nothing written, for a model that load would refuse (spec.check_description)."""
         from .. import store  # (its heap only for a save)
         from ..canonical_json import dumps
+        from ..link.wire import FILE_QUANTIZED as QUANTIZED
 
         description, arrays = self.description(), self.named_arrays()
         try:
@@ -214,6 +217,7 @@ def load(path):
 
 
 def _load(path, before):
+    from ..link.wire import FILE_QUANTIZED as QUANTIZED
     from ..stored_arrays import open_file
 
     with open_file(path) as stored:
@@ -224,7 +228,7 @@ def _load(path, before):
             check_description(stored.meta, dict((name, (code, shape))
                                                 for name, code, shape in stored.entries()))
             classes = [layer_kind(spec["kind"]) for spec in stored.meta["layers"]]
-            _let_go(before, CHECK_ONLY[3:])  # the checks' code goes before the first array
+            _let_go(before, CHECK_ONLY[FILE_ONLY:])  # the checks' code, before the first array
             model = from_description(stored.meta, _OnDemand(stored), classes)
         except ValueError as err:
             raise ValueError("%s: %s" % (path, err))

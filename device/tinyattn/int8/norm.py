@@ -42,7 +42,7 @@ class QLayerNorm:
     FLOAT = ("E",)  # int8/spec.py's float_config: the float entry's arguments
 
     def __init__(self, E, gamma, beta, eps, mult, s_x, s_g, s_y):
-        self.E, self.gamma, self.beta, self.eps, self.mult = E, gamma, beta, eps, mult
+        self.E, self.gamma, self.eps, self.mult = E, gamma, eps, mult  # beta: in the header
         self.s_x, self.s_g, self.s_y = s_x, s_g, s_y
         self.header = nk.norm_header(E, beta, eps, mult)
         self.out, self._rows = None, None
@@ -60,6 +60,10 @@ class QLayerNorm:
         beta = int32_bias(layer.beta, s_z, 512)  # |z gamma| < 2^23 = 512 * 2^14
         return QLayerNorm(E, gamma, beta, eps_units(layer.eps, E, s_x), multiplier(s_z, s_y),
                           s_x, s_g, s_y)
+
+    def beta(self):
+        """The int32 beta (a new array, from the header, which alone holds it)."""
+        return nk.header_beta(self.header)
 
     def out_scale(self):
         return self.s_y
@@ -81,7 +85,7 @@ class QLayerNorm:
 
     def arrays(self, prefix):
         return [(prefix + "gamma", flip(self.gamma), "b", (self.E,)),
-                (prefix + "beta", self.beta, "i", (self.E,))]
+                (prefix + "beta", self.beta(), "i", (self.E,))]
 
     @staticmethod
     def array_shapes(spec):
