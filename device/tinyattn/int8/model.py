@@ -170,17 +170,24 @@ class QSequential:
         store.write_file(path, QUANTIZED, dumps(description), arrays)
 
 
-def from_description(description, arrays, classes=None):
+def from_description(description, arrays, classes=None, release=False):
     """The int8 model of `description()` and a dict name -> buffer of its arrays (classes:
-    each layer's int8 class, found by layer_kind when not given)."""
+    each layer's int8 class, found by layer_kind when not given; release: each layer's
+    description is dropped from description["layers"] once the layer is built, so a load's
+    heap holds the descriptions still to come, not all)."""
     layers = []
     try:
-        for i, spec in enumerate(description["layers"]):
+        specs = description["layers"]
+        for i in range(len(specs)):
+            spec = specs[i]
+            if release:
+                specs[i] = None
             gc.collect()  # each layer's buffers go to the lowest free heap, not between garbage
             cls = layer_kind(spec["kind"]) if classes is None else classes[i]
             if cls is None:
                 raise ValueError("layer %d: unknown int8 kind %r" % (i, spec["kind"]))
             layers.append(cls.from_spec(spec, arrays, "%d." % i))
+            spec = None
     except KeyError as err:
         raise ValueError("the int8 model needs %s, which its description or arrays lack"
                          % (err,))
@@ -229,7 +236,7 @@ def _load(path, before):
                                                 for name, code, shape in stored.entries()))
             classes = [layer_kind(spec["kind"]) for spec in stored.meta["layers"]]
             _let_go(before, CHECK_ONLY[FILE_ONLY:])  # the checks' code, before the first array
-            model = from_description(stored.meta, _OnDemand(stored), classes)
+            model = from_description(stored.meta, _OnDemand(stored), classes, release=True)
         except ValueError as err:
             raise ValueError("%s: %s" % (path, err))
     return model
@@ -250,11 +257,11 @@ def _let_go(before, names):
 
 
 class _OnDemand:
-    """The {name: buffer} that from_spec reads, each buffer read from the file when asked."""
+    """The {name: buffer} that from_spec reads, each buffer read from the file when asked
+    (once)."""
 
     def __init__(self, stored):
         self.stored = stored
-        self.names = [name for name, _, _ in stored.entries()]
 
     def __getitem__(self, name):
         return self.stored.read(name)  # KeyError when the file has no such array
@@ -263,4 +270,7 @@ class _OnDemand:
         return self.stored.read_bytes(name)  # (numbers.offset_binary)
 
     def get(self, name, default=None):
-        return self.stored.read(name) if name in self.names else default
+        try:
+            return self.stored.read(name)
+        except KeyError:
+            return default
