@@ -21,7 +21,6 @@ CHECK_ONLY = ("tinyattn.stored_arrays", "tinyattn.crc", "tinyattn.float32", "tin
               "tinyattn.link", "tinyattn.int8.spec", "tinyattn.int8.fields", "tinyattn.nn.flow",
               "tinyattn.nn.spec")
 FILE_ONLY = 5
-WIRE = CHECK_ONLY[3:5]  # ~4 KB: the link's wire format, of which a load needs a few constants
 
 
 def check_description(description, shapes):
@@ -227,8 +226,6 @@ def load(path):
 def _load(path, before):
     from ..link.wire import FILE_QUANTIZED as QUANTIZED
     from ..stored_arrays import open_file
-
-    _let_go(before, WIRE)  # (stored_arrays took the constants it reads the file with)
 
     with open_file(path) as stored:
         if stored.kind != QUANTIZED:
