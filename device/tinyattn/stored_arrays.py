@@ -77,15 +77,16 @@ def open_file(path):
 class StoredArrays:
     """A checked model file's kind, meta and array index; each array read on demand.
 
-    entries(): (name, typecode, shape) in file order. read(name): a new buffer of it (ulab
-    float array, or array.array); read_into(name, param): its float32 data straight into a
-    ulab array of its shape, a row at a time. unread(): the names never read.
+    entries(): (name, typecode, shape) in file order, of the arrays not read yet. read(name):
+    a new buffer of it (ulab float array, or array.array); read_into(name, param): its float32
+    data straight into a ulab array of its shape, a row at a time. Each array is read once:
+    its index entry goes as it is read (a load's heap then holds the index of the arrays
+    still to come). unread(): the names never read.
     """
 
     def __init__(self, src, kind, meta, index):
         self.src, self.kind, self.meta = src, kind, meta
-        self._index = index  # [(name, code, shape, offset)]
-        self._read = set()
+        self._index = index  # [(name, code, shape, offset)] of the arrays not read yet
 
     def __enter__(self):
         return self
@@ -97,15 +98,15 @@ class StoredArrays:
         return [entry[:3] for entry in self._index]
 
     def unread(self):
-        return [entry[0] for entry in self._index if entry[0] not in self._read]
+        return [entry[0] for entry in self._index]
 
     def _seek(self, name):
-        for entry in self._index:
+        for i, entry in enumerate(self._index):
             if entry[0] == name:
-                self._read.add(name)
+                del self._index[i]
                 self.src.f.seek(entry[3])
                 return entry[1], entry[2]
-        raise KeyError(name)
+        raise KeyError(name)  # not in the file, or read already
 
     def read(self, name):
         code, shape = self._seek(name)

@@ -249,7 +249,7 @@ COMMANDS = {
                  _chipcost, "chipcost.chipcost:chipcost_command"),
     "emulate": ("the int8 kernels' xtensawin code in qemu-system-xtensa: executed "
                 "instructions per MAC, and per token of the int8 language model (make "
-                "emulate)", _emulate, "emulator.counts:emulate_command"),
+                "emulate)", _emulate, "emulator.emulate_command:emulate_command"),
     "emulate-pie": ("the PIE kernel on Espressif's emulated ESP32-S3 ($QEMU_XTENSA_S3): "
                     "instructions per MAC", _emulate, "emulator.pie_counts:pie_command"),
     "digits": ("train the digits model on the host and print its test accuracy",

@@ -13,7 +13,7 @@ import pytest
 from tinyattn_host import modelfile
 from tinyattn_host.quantize import model_bytes
 from tinyattn_host.quantize.lm import quantize_lm
-from tinyattn_host.reference.int8_decoder import Int8LM
+from tinyattn_host.reference.int8_lm import Int8LM
 from tinyattn_host.reference.kinds import param_shapes
 from tinyattn_host.virtual.unixport import float_bytes, has_ulab, interpreter, run_file
 

@@ -17,7 +17,7 @@ from tinyattn_host import modelfile
 from tinyattn_host.chipcost.chipcost import CLOCK_MHZ
 from tinyattn_host.emulator import lm_counts
 from tinyattn_host.interop.llama2c import model_config, read_checkpoint
-from tinyattn_host.reference.int8_decoder import Int8LM
+from tinyattn_host.reference.int8_lm import Int8LM
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "llama2c"
 CAPACITY, POSITIONS, WHOLE = 4, (0, 3), 8  # small: the command's are 32, (0, 7, 31), 512

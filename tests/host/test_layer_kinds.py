@@ -34,7 +34,7 @@ EXAMPLES = {
     "Classifier": (["Classifier", 4, 5, False], (3, 4)),
 }
 LANGUAGE_MODEL = {"Embedding", "RMSNorm", "DecoderBlock", "Classifier"}
-"""The decoder's kinds: their int8 forms run a position at a time (int8_decoder.Int8LM, each by
+"""The decoder's kinds: their int8 forms run a position at a time (int8_lm.Int8LM, each by
 its int8_step), not in an int8 Sequential."""
 PART_ONLY = {"SwiGLU"}  # a block's feed-forward: no int8 form of its own
 

@@ -14,6 +14,7 @@ from tinyattn_host.checks.run_check import IRIS_CONFIG, random_model
 from tinyattn_host.interop.statedict import param_shapes
 from tinyattn_host.quantize import in_scale, out_scale, quantize_tensor
 from tinyattn_host.quantize.files import quantize_file
+from tinyattn_host.reference.kinds import full_entry
 from tinyattn_host.reference.sequential import int8_forward, int8_layers, sequential_forward
 
 SENSOR = os.path.join(os.path.dirname(__file__), "..", "fixtures", "sensor")
@@ -70,6 +71,22 @@ def test_the_file_is_the_same_whatever_the_batch_size(sensor_files, tmp_path):
         assert main(["quantize", float_file, sensor("calib1000.npy"), "-o", out,
                      "--batch-size", str(batch)]) == 0
         assert open(out, "rb").read() == open(int8_file, "rb").read(), batch
+
+
+def test_a_file_that_leaves_out_default_arguments_gives_the_same_int8_file(sensor_files,
+                                                                           tmp_path):
+    """A config entry may leave out trailing arguments that have defaults, as a constructor
+    call may (the board loads such a file): the host's reference fills them in."""
+    _, meta, arrays = modelfile.read_model(sensor_files[0])
+    short = [e[:9] if e[0] == "TransformerEncoderLayer" else e for e in meta["config"]]
+    assert short != meta["config"]
+    assert [full_entry(e) for e in short] == [full_entry(e) for e in meta["config"]]
+    modelfile.write_model(tmp_path / "short.bin", modelfile.SEQUENTIAL,
+                          dict(meta, config=short), arrays)
+    out = str(tmp_path / "short-int8.bin")
+    assert main(["quantize", str(tmp_path / "short.bin"), sensor("calib1000.npy"),
+                 "-o", out]) == 0
+    assert open(out, "rb").read() == open(sensor_files[1], "rb").read()
 
 
 def test_progress_is_reported_a_batch_at_a_time(sensor_files, tmp_path):

@@ -13,7 +13,7 @@ import array
 from . import backend, kernels
 from .constants import EXP_LIMIT, EXP_STEPS, PROB_ONE
 from . import kernels_attend
-from ..link.wire import MAX_SEQ_LEN
+from .scratch import int8_buffer, signed
 from ..nn.checks import require_2d
 from .numbers import (dequantize, fixed_point, flip, int32_bias, int8_weights, multiplier,
                        offset_binary, quantize_tensor, scale_for)
@@ -46,7 +46,7 @@ class QAttention:
         self._h_kv = num_kv_heads  # the description's H_kv: None leaves it out
         self.head_dim = embed_dim // num_heads
         self.kv_dim = self.num_kv_heads * self.head_dim
-        self.weights, self.biases, self.mults, self.scales = weights, biases, mults, scales
+        self.weights, self.mults, self.scales = weights, mults, scales  # biases: in headers
         self._kernels = None  # {projection: (linear kernel, its weights)}, at the first plan
         self._attend = None  # the attention core's function(header), made with the core
         E = embed_dim
@@ -54,9 +54,15 @@ class QAttention:
             (n, kernels.linear_header(self.rows_of(n), E, biases[n],
                                       mults["out" if n == "o" else n]))
             for n in PROJECTIONS)
+        self._bias = tuple(n for n in PROJECTIONS if biases[n] is not None)
         self.core, self._shape = None, None
         self.Q = self.K = self.VT = self.ctx = self.out = None
+        self.scratch = None  # (Scratch, prefix): Q, K, V^T, ctx and an int8 out shared
         self.out_code = "i" if mults["out"] is None else "b"  # the int32 accumulator, or int8
+
+    def bias(self, n):
+        """Projection n's int32 bias (a new array, from its header), or None."""
+        return kernels.header_bias(self.headers[n]) if n in self._bias else None
 
     def rows_of(self, n):
         """The output size of projection n: E_kv for k and v, else E."""
@@ -116,10 +122,17 @@ class QAttention:
             raise ValueError("x has %d rows, not a multiple of the sequence length %r"
                              % (rows, S))
         if self._shape != (rows, S):
-            n, ekv = rows * E, self.kv_dim
-            self.Q, self.ctx = array.array("b", bytes(n)), array.array("b", bytes(n))
-            self.K, self.VT = bytearray(rows * ekv), bytearray(rows * ekv)  # offset binary
-            self.out = array.array(self.out_code, bytes(n * (4 if self.mults["out"] is None else 1)))
+            n, ekv, shared = rows * E, self.kv_dim, self.scratch
+            self.Q, self.ctx = int8_buffer(shared, "Q", n), int8_buffer(shared, "ctx", n)
+            if shared is None:
+                self.K, self.VT = bytearray(rows * ekv), bytearray(rows * ekv)  # offset binary
+            else:
+                self.K, self.VT = shared[0].get(shared[1] + "K", rows * ekv), \
+                    shared[0].get(shared[1] + "VT", rows * ekv)
+            if self.mults["out"] is None:
+                self.out = array.array("i", bytes(4 * n))
+            else:
+                self.out = int8_buffer(shared, "out", n)
             self.core = kernels_attend.attend_header(S, H, D, self.mults["score"],
                                                      self.mults["ctx"],
                                                      num_kv_heads=self.num_kv_heads)
@@ -176,7 +189,7 @@ class QAttention:
                 first = r - r % S
                 for c in range(E):
                     V[r * E + c] = self.VT[first * E + c * S + r - first] - 128
-            trace.update(Q=self.Q, K=flip(self.K), V=V, ctx=self.ctx,
+            trace.update(Q=signed(self.Q), K=flip(self.K), V=V, ctx=signed(self.ctx),
                          scores=self.trace_scores, probs=self.trace_probs, acc=self.out)
         return self.out, rows, self.embed_dim
 
@@ -192,7 +205,7 @@ class QAttention:
     def spec(self):
         spec = {"kind": "SelfAttention", "E": self.embed_dim, "H": self.num_heads,
                 "seq_len": self.seq_len, "mults": self.mults, "scales": self.scales,
-                "bias": [n for n in PROJECTIONS if self.biases[n] is not None]}
+                "bias": list(self._bias)}
         if self._h_kv is not None:
             spec["H_kv"] = self._h_kv
         return spec
@@ -201,8 +214,7 @@ class QAttention:
         E = self.embed_dim
         out = [(prefix + "W" + n, flip(self.weights[n]), "b", (self.rows_of(n), E))
                for n in PROJECTIONS]
-        out += [(prefix + "b" + n, self.biases[n], "i", (self.rows_of(n),)) for n in PROJECTIONS
-                if self.biases[n] is not None]
+        out += [(prefix + "b" + n, self.bias(n), "i", (self.rows_of(n),)) for n in self._bias]
         return out
 
     @staticmethod
@@ -222,6 +234,8 @@ class QAttention:
         if spec["H"] % (spec.get("H_kv") or spec["H"]):
             raise ValueError("%s: 'H_kv' (%d) must divide 'H' (%d)"
                              % (where, spec["H_kv"], spec["H"]))
+        from ..link.wire import MAX_SEQ_LEN  # (its heap only for a check)
+
         if spec["seq_len"] is not None and spec["seq_len"] > MAX_SEQ_LEN:
             raise ValueError("%s: 'seq_len' %d is over %d" % (where, spec["seq_len"], MAX_SEQ_LEN))
         for name in spec["bias"]:

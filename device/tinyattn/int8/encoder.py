@@ -16,6 +16,7 @@ from . import kernels_norm as nk
 from .attention import QAttention, keep_bytes
 from .layers import GELU, QActivation, QDense
 from .norm import QLayerNorm, add_multipliers
+from .scratch import signed
 from ..nn.checks import require_2d
 
 
@@ -86,6 +87,17 @@ class QTransformerEncoderLayer:
         self.E = parts["self_attn"].embed_dim
         self.add1, self.add2 = nk.add_header(self.E, adds[0]), nk.add_header(self.E, adds[1])
         self._rows = self._bufs = self._source = self._out = None
+        self._scratch = None  # the Scratch that share_scratch gave
+
+    def share_scratch(self, shared):
+        """Take every buffer but the output from the Scratch `shared` (int8/scratch.py), which
+        the model's other encoder layers share: the output (norm2's, or the second add's when
+        norm_first) is the next layer's input and stays the layer's own."""
+        self._scratch = shared
+        last = "norm2" if not self.norm_first else None
+        for name, part in self.parts.items():
+            if part is not None:
+                part.scratch = None if name == last else (shared, name + ".")
 
     @staticmethod
     def quantize(layer, stats, s_x, s_y, seq_len=None):
@@ -140,7 +152,12 @@ class QTransformerEncoderLayer:
         if cols != self.E:
             raise ValueError("x has %d columns, the encoder layer needs %d" % (cols, self.E))
         if rows != self._rows:
-            self._bufs = [array.array("b", bytes(rows * cols)) for _ in range(2)]
+            shared = self._scratch
+            first = array.array("b", bytes(rows * cols)) if shared is None else \
+                shared.get("first", rows * cols)  # the first add's (the second one's input)
+            second = array.array("b", bytes(rows * cols)) if shared is None or \
+                self.norm_first else shared.get("second", rows * cols)
+            self._bufs = [first, second]
             self._rows = rows
         first, second = self._bufs
         if self.norm_first:
@@ -203,7 +220,7 @@ class QTransformerEncoderLayer:
             out.update(n1=p["norm1"].out, h=first, n2=p["norm2"].out, y=second)
         else:
             out.update(h0=first, h=p["norm1"].out, y0=second, y=p["norm2"].out)
-        return out
+        return dict((name, signed(buf)) for name, buf in out.items())  # shared: bytearrays
 
     def set_keep(self, keep):
         """The keep bytes (B*S, 0 = padding key) of the next runs in a QSequential, or None."""

@@ -286,6 +286,12 @@ def bind_linear(h, w, rows, src, dst, src_off=0, src_row=None, offset_binary=Fal
     h[_DST_ADD] = add
 
 
+def header_bias(h):
+    """The int32 bias a linear header holds (a new array of its cols items): a layer keeps
+    its bias in the header only."""
+    return h[_LINEAR:_LINEAR + h[_COLS]]
+
+
 def move_dst(h, base, offset):
     """Point a bound linear header's destination `offset` items past `base` (h's destination
     field as bind_linear left it, read with dst_field): a cache's next row, unchecked (the

@@ -287,20 +287,10 @@ def bind_query(h, q, k, vt, ctx, keep=None):
     of K (T rows of E_kv) and V^T (key j of column c at c T + j; both offset binary), the
     context row ctx (E int8) and keep (T bytes, 0 hides a key), or None: causal, the keys up
     to the position set_position gives (a decoder's cache, filled in order)."""
-    T, E, ekv = h[_A_T], h[_A_E], h[_A_EKV]
     if h[_A_S] != 1:
         raise ValueError("a query header has seq_len 1, this one %d" % h[_A_S])
-    for name, buf, n in (("q", q, E), ("k", k, T * ekv), ("vt", vt, T * ekv), ("ctx", ctx, E)):
-        need(name, buf, 1, n)
-    if keep is not None:
-        need("keep", keep, 1, T)
-        h[_A_KEEP] = address_distance(keep, h)
-    h[_ROWS] = 1
-    h[_SRC] = address_distance(q, h)
-    h[_A_K], h[_A_VT], h[_A_CTX] = (address_distance(k, h), address_distance(vt, h),
-                                    address_distance(ctx, h))
-    h[_A_TRACE] = 0
-    h[_A_USE_KEEP], h[_A_CAUSAL], h[_A_OFFSET] = keep is not None, keep is None, 0
+    bind_attend(h, 1, q, k, vt, ctx)
+    set_keep(h, keep, keep is None)
 
 
 def set_position(h, pos):

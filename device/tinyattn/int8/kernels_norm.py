@@ -160,6 +160,11 @@ def norm_header(E, beta, eps, mult):
     return h
 
 
+def header_beta(h):
+    """The int32 beta a LayerNorm header holds (a new array of its E items)."""
+    return h[_NORM:_NORM + h[_N_E]]
+
+
 def bind_norm(h, gamma, rows, src, dst):
     """Point a LayerNorm header at int8 src and dst (rows, E); gamma offset binary (E,)."""
     E = h[_N_E]

@@ -25,6 +25,7 @@ from ulab import numpy as np
 from . import backend, kernels, kernels_pool
 from .numbers import flip, int32_bias, int8_buffer, int8_weights, multiplier, offset_binary, \
     quantize_tensor, scale_for
+from . import scratch
 
 GELU = "gelu_erf"
 """The QActivation name of the GELU table (made from nn/gelu.py's Gelu, the erf form)."""
@@ -45,11 +46,12 @@ class QDense:
 
     def __init__(self, in_features, out_features, W, b, mult, s_x, s_w, s_y, lo=-128):
         self.in_features, self.out_features = in_features, out_features
-        self.W, self.b, self.mult = W, b, mult  # W offset binary (out, in)
+        self.W, self.has_bias, self.mult = W, b is not None, mult  # W offset binary (out, in)
         self.s_x, self.s_w, self.s_y, self.lo = s_x, s_w, s_y, lo  # lo 0: a ReLU folded in
         self.header = kernels.linear_header(out_features, in_features, b, mult, lo)
         self.out, self._rows, self._kernel = None, None, None
         self.out_code = "i" if mult is None else "b"  # the int32 accumulator, or int8
+        self.scratch = None  # (Scratch, prefix): an int8 out shared (int8/scratch.py)
 
     @staticmethod
     def quantize(layer, stats, s_x, s_y, seq_len=None):
@@ -63,6 +65,10 @@ class QDense:
         mult = None if s_y is None else multiplier(s_x * s_w, s_y)
         return QDense(layer.in_features, layer.out_features, W, b, mult, s_x, s_w, s_y, lo)
 
+    def bias(self):
+        """The int32 bias (a new array, from the header, which alone holds it), or None."""
+        return kernels.header_bias(self.header) if self.has_bias else None
+
     def out_scale(self):
         return self.s_x * self.s_w if self.mult is None else self.s_y
 
@@ -71,7 +77,10 @@ class QDense:
             raise ValueError("x has %d columns, Dense needs %d" % (cols, self.in_features))
         n = self.out_features
         if rows != self._rows:
-            self.out = array.array(self.out_code, bytes(rows * n * (4 if self.mult is None else 1)))
+            if self.mult is None:
+                self.out = array.array("i", bytes(4 * rows * n))
+            else:
+                self.out = scratch.int8_buffer(self.scratch, "out", rows * n)
             self._rows = rows
         kernels.bind_linear(self.header, self.W, rows, src, self.out)
         if self._kernel is None:  # the backend's kernel and its weight layout, made once
@@ -92,8 +101,8 @@ class QDense:
 
     def arrays(self, prefix):
         out = [(prefix + "W", flip(self.W), "b", (self.out_features, self.in_features))]
-        if self.b is not None:
-            out.append((prefix + "b", self.b, "i", (self.out_features,)))
+        if self.has_bias:
+            out.append((prefix + "b", self.bias(), "i", (self.out_features,)))
         return out
 
     @staticmethod
@@ -130,6 +139,7 @@ class QActivation:
     def __init__(self, name, table, s_x, s_y):
         self.name, self.table, self.s_x, self.s_y = name, table, s_x, s_y
         self.src, self.out, self._n = None, None, 0
+        self.scratch = None  # (Scratch, prefix): out shared (int8/scratch.py)
 
     @staticmethod
     def quantize(layer, stats, s_x, s_y, seq_len=None):
@@ -153,7 +163,7 @@ class QActivation:
         n = rows * cols
         kernels.need("x", src, 1, n)
         if self.out is None or len(self.out) != n:
-            self.out = int8_buffer(n)
+            self.out = scratch.int8_buffer(self.scratch, "out", n)
         self.src, self._n = src, n
         return self.out, rows, cols
 

@@ -9,15 +9,18 @@ makes one from a float model (quantize).
 import gc
 import sys
 
-from ..link.wire import FILE_QUANTIZED as QUANTIZED
 from ..nn.checks import require_2d
 from .numbers import Quantizer, int8_buffer
+from .scratch import Scratch
 
-# What only a load's check and reading need (the file, the description's schema, the float
-# layers' fit): ~19 KB of code (32-bit, .mpy) that load imports and lets go again when it
-# imported it (_let_go), so a loaded model holds its layers' modules only.
-CHECK_ONLY = ("tinyattn.stored_arrays", "tinyattn.crc", "tinyattn.float32", "tinyattn.int8.spec",
-              "tinyattn.int8.fields", "tinyattn.nn.flow", "tinyattn.nn.spec")
+# What only a load's check and reading need (the file and its format's constants, the
+# description's schema, the float layers' fit): ~21 KB of code (32-bit, .mpy) that load
+# imports and lets go again when it imported it (_let_go), so a loaded model holds its layers'
+# modules only. The first FILE_ONLY go after the last array is read, the rest before the first.
+CHECK_ONLY = ("tinyattn.stored_arrays", "tinyattn.crc", "tinyattn.float32", "tinyattn.link.wire",
+              "tinyattn.link", "tinyattn.int8.spec", "tinyattn.int8.fields", "tinyattn.nn.flow",
+              "tinyattn.nn.spec")
+FILE_ONLY = 5
 
 
 def check_description(description, shapes):
@@ -53,9 +56,12 @@ class QSequential:
 
     def __init__(self, layers):
         self.layers = list(layers)
+        shared = Scratch()  # the encoder layers' scratch buffers, one layer's worth
         for layer in self.layers:
             if hasattr(layer, "bind"):  # a tied classifier finds its embedding
                 layer.bind(self.layers)
+            if hasattr(layer, "share_scratch"):
+                layer.share_scratch(shared)
         self._source = self._rows = self._cols = None  # the input the layers are bound to
         self._outputs = []
         self._calls = None  # [(function, a, b)]: every kernel call of a forward, in order
@@ -168,6 +174,7 @@ class QSequential:
         and nothing written, for a model that load would refuse (spec.check_description)."""
         from .. import store  # (its heap only for a save)
         from ..canonical_json import dumps
+        from ..link.wire import FILE_QUANTIZED as QUANTIZED
 
         description, arrays = self.description(), self.named_arrays()
         try:
@@ -182,17 +189,24 @@ def _run(layer, _):
     layer.run()
 
 
-def from_description(description, arrays, classes=None):
+def from_description(description, arrays, classes=None, release=False):
     """The int8 model of `description()` and a dict name -> buffer of its arrays (classes:
-    each layer's int8 class, found by layer_kind when not given)."""
+    each layer's int8 class, found by layer_kind when not given; release: each layer's
+    description is dropped from description["layers"] once the layer is built, so a load's
+    heap holds the descriptions still to come, not all)."""
     layers = []
     try:
-        for i, spec in enumerate(description["layers"]):
+        specs = description["layers"]
+        for i in range(len(specs)):
+            spec = specs[i]
+            if release:
+                specs[i] = None
             gc.collect()  # each layer's buffers go to the lowest free heap, not between garbage
             cls = layer_kind(spec["kind"]) if classes is None else classes[i]
             if cls is None:
                 raise ValueError("layer %d: unknown int8 kind %r" % (i, spec["kind"]))
             layers.append(cls.from_spec(spec, arrays, "%d." % i))
+            spec = None
     except KeyError as err:
         raise ValueError("the int8 model needs %s, which its description or arrays lack"
                          % (err,))
@@ -229,6 +243,7 @@ def load(path):
 
 
 def _load(path, before):
+    from ..link.wire import FILE_QUANTIZED as QUANTIZED
     from ..stored_arrays import open_file
 
     with open_file(path) as stored:
@@ -239,8 +254,8 @@ def _load(path, before):
             check_description(stored.meta, dict((name, (code, shape))
                                                 for name, code, shape in stored.entries()))
             classes = [layer_kind(spec["kind"]) for spec in stored.meta["layers"]]
-            _let_go(before, CHECK_ONLY[3:])  # the checks' code goes before the first array
-            model = from_description(stored.meta, _OnDemand(stored), classes)
+            _let_go(before, CHECK_ONLY[FILE_ONLY:])  # the checks' code, before the first array
+            model = from_description(stored.meta, _OnDemand(stored), classes, release=True)
         except ValueError as err:
             raise ValueError("%s: %s" % (path, err))
     return model
@@ -261,11 +276,11 @@ def _let_go(before, names):
 
 
 class _OnDemand:
-    """The {name: buffer} that from_spec reads, each buffer read from the file when asked."""
+    """The {name: buffer} that from_spec reads, each buffer read from the file when asked
+    (once)."""
 
     def __init__(self, stored):
         self.stored = stored
-        self.names = [name for name, _, _ in stored.entries()]
 
     def __getitem__(self, name):
         return self.stored.read(name)  # KeyError when the file has no such array
@@ -274,4 +289,7 @@ class _OnDemand:
         return self.stored.read_bytes(name)  # (numbers.offset_binary)
 
     def get(self, name, default=None):
-        return self.stored.read(name) if name in self.names else default
+        try:
+            return self.stored.read(name)
+        except KeyError:
+            return default

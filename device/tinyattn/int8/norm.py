@@ -7,6 +7,7 @@ follows the contract of qlayers: planned once per shape, run with no allocation.
 
 from . import kernels
 from . import kernels_norm as nk
+from . import scratch
 from .numbers import flip, int32_bias, int8_buffer, int8_weights, max_abs, multiplier, \
     offset_binary, quantize_tensor, round_half_up, scale_for
 
@@ -41,10 +42,11 @@ class QLayerNorm:
     FLOAT = ("E",)  # int8/spec.py's float_config: the float entry's arguments
 
     def __init__(self, E, gamma, beta, eps, mult, s_x, s_g, s_y):
-        self.E, self.gamma, self.beta, self.eps, self.mult = E, gamma, beta, eps, mult
+        self.E, self.gamma, self.eps, self.mult = E, gamma, eps, mult  # beta: in the header
         self.s_x, self.s_g, self.s_y = s_x, s_g, s_y
         self.header = nk.norm_header(E, beta, eps, mult)
         self.out, self._rows = None, None
+        self.scratch = None  # (Scratch, prefix): out shared (int8/scratch.py)
 
     @staticmethod
     def quantize(layer, stats, s_x, s_y, seq_len=None):
@@ -59,6 +61,10 @@ class QLayerNorm:
         return QLayerNorm(E, gamma, beta, eps_units(layer.eps, E, s_x), multiplier(s_z, s_y),
                           s_x, s_g, s_y)
 
+    def beta(self):
+        """The int32 beta (a new array, from the header, which alone holds it)."""
+        return nk.header_beta(self.header)
+
     def out_scale(self):
         return self.s_y
 
@@ -66,7 +72,7 @@ class QLayerNorm:
         if cols != self.E:
             raise ValueError("x has %d columns, LayerNorm needs %d" % (cols, self.E))
         if rows != self._rows:
-            self.out, self._rows = int8_buffer(rows * cols), rows
+            self.out, self._rows = scratch.int8_buffer(self.scratch, "out", rows * cols), rows
         nk.bind_norm(self.header, self.gamma, rows, src, self.out)
         return self.out, rows, cols
 
@@ -79,7 +85,7 @@ class QLayerNorm:
 
     def arrays(self, prefix):
         return [(prefix + "gamma", flip(self.gamma), "b", (self.E,)),
-                (prefix + "beta", self.beta, "i", (self.E,))]
+                (prefix + "beta", self.beta(), "i", (self.E,))]
 
     @staticmethod
     def array_shapes(spec):

@@ -161,7 +161,7 @@ def _row(layer):
     if isinstance(layer, QDense):
         return _dense(layer)
     if isinstance(layer, QLayerNorm):
-        return QLayerNorm(layer.E, layer.gamma, layer.beta, layer.eps, layer.mult, layer.s_x,
+        return QLayerNorm(layer.E, layer.gamma, layer.beta(), layer.eps, layer.mult, layer.s_x,
                           layer.s_g, layer.s_y)
     if isinstance(layer, QActivation):
         return QActivation(layer.name, layer.table, layer.s_x, layer.s_y)
@@ -170,7 +170,7 @@ def _row(layer):
 
 def _dense(layer):
     """A one-row QDense on the model's weights and kernel."""
-    copy = QDense(layer.in_features, layer.out_features, layer.W, layer.b, layer.mult,
+    copy = QDense(layer.in_features, layer.out_features, layer.W, layer.bias(), layer.mult,
                   layer.s_x, layer.s_w, layer.s_y, layer.lo)
     copy._kernel = _kernel(layer, layer.W, layer.out_features, layer.in_features)
     return copy
@@ -204,7 +204,7 @@ class _KVCache:
         self.K, self.VT, self.keep = bytearray(W * ekv), bytearray(W * ekv), bytearray(W)
         self.q, self.ctx = int8_buffer(E), int8_buffer(E)
         self.out = int8_buffer(E)
-        self.headers = dict((n, kernels.linear_header(a.rows_of(n), E, a.biases[n],
+        self.headers = dict((n, kernels.linear_header(a.rows_of(n), E, a.bias(n),
                                                       a.mults["out" if n == "o" else n]))
                             for n in ("q", "k", "v", "o"))
         self.weights, self.kernels = a.weights, a.linear_kernels()

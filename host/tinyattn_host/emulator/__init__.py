@@ -14,9 +14,10 @@ counts their executed instructions (docs/chip.md).
     funtable.py      mp_fun_table's entries      native_stubs.py  the division stubs, as code
     xtensa_encode.py instruction words by hand   machine.py       Emulator: load, call, count
     device_glue.py   the device's glue in CPython, its viper functions in the emulator
-    kernel_runs.py   each kernel on Attention(64, 4) shapes    counts.py  the table, the command
+    kernel_runs.py   each kernel on Attention(64, 4) shapes    counts.py  the kernels' table
     backend_counts.py viper and MAC16 side by side            s3.py  Espressif's ESP32-S3 machine
     pie_counts.py    the PIE kernel on it (QEMU_XTENSA_S3, python -m tinyattn_host emulate-pie)
     lm_counts.py     the int8 language model's token: instructions per kernel, each backend,
                      the chip estimate (emulate's second section)
+    emulate_command.py  the emulate command: both sections, printed and written
 """

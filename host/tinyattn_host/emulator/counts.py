@@ -8,7 +8,6 @@ items). Estimated (chipcost, from the disassembly; not measured): the instructio
 """
 
 import re
-import sys
 from pathlib import Path
 
 from ..chipcost import chipcost
@@ -90,7 +89,6 @@ def write_section(doc, text, heading=HEADING):
     doc.write_text("".join(kept))
 
 
-
 def run_section(doc=None):
     """Start an emulator, make the section (and write it into `doc`); raises EmulatorError
     (or ChipCostError) with one line when it cannot."""
@@ -110,15 +108,3 @@ def bench_section(doc):
         return run_section(doc)
     except (EmulatorError, chipcost.ChipCostError) as err:
         return "emulator: not run: %s" % err
-
-
-def emulate_command(args):
-    """python -m tinyattn_host emulate [--doc PAGE] (make emulate): print the kernels' section
-    and the language model's (lm_counts; write them into PAGE); a missing QEMU or objdump is
-    one line (cli.run)."""
-    print(run_section(args.doc))
-    from .lm_counts import run_section as lm_section
-
-    print(lm_section(args.doc)[0])
-    if args.doc:
-        print("wrote %s" % args.doc, file=sys.stderr)

@@ -80,7 +80,7 @@ def quantized_file(folder, config, params, ids):
 def reference_logits(path, ids, count):
     """The integer reference's int32 logits of positions 0 .. count - 1."""
     from .. import modelfile
-    from ..reference.int8_decoder import Int8LM
+    from ..reference.int8_lm import Int8LM
 
     _, meta, arrays = modelfile.read_model(path)
     ref = Int8LM(meta["layers"], arrays)

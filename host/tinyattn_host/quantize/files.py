@@ -7,6 +7,7 @@ from .. import modelfile
 from ..device_modules import device_module
 from ..errors import InputError
 from ..interop.arrayfiles import read_array
+from ..reference.kinds import full_entry
 from .model import model_bytes, quantize
 
 SEQ_LEN_OF = {"SelfAttention": 3, "GlobalAvgPool": 1, "TransformerEncoderLayer": 8}
@@ -19,12 +20,14 @@ class CalibrationError(InputError):
 
 def read_float_model(path):
     """(config, params as float64) of a float model file; an int8 file is refused."""
-    kind, meta, arrays = modelfile.read_model(path)
+    kind, _, _ = modelfile.read_model(path)
     if kind != modelfile.SEQUENTIAL:
         raise InputError("%s holds a %r model; quantize takes a float model file (%r, as "
                          "import-torch or tinyattn.save writes it)" % (path, kind,
                                                                        modelfile.SEQUENTIAL))
-    return meta["config"], {k: v.astype(np.float64) for k, v in arrays.items()}
+    meta, arrays = modelfile.read_float_model(path)  # checked as the board checks it
+    return ([full_entry(entry) for entry in meta["config"]],
+            {k: v.astype(np.float64) for k, v in arrays.items()})
 
 
 def check_rows(x, width, rows_per_sample, what):

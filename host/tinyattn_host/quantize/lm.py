@@ -5,10 +5,9 @@ step of every block, then each int8 layer made as the board makes it, in its flo
 
 import numpy as np
 
-from ..device_modules import device_module
 from ..reference import int8 as ref
 from ..reference.decoder import rmsnorm_forward, rope, rope_angles
-from ..reference.kinds import kind as declared, quantizer
+from ..reference.kinds import device_spec, full_entry, kind as declared, quantizer
 from ..reference.sdpa import sdpa_forward
 from .calibrate import forward_stats, layer_params
 from .layers import activation, dense
@@ -20,12 +19,6 @@ PROJECTIONS = (("wq", "attention.wq"), ("wk", "attention.wk"), ("wv", "attention
                ("w2", "feed_forward.w2"))
 
 
-SPEC = device_module("nn/spec")
-
-
-def full(entry):
-    """A config entry with its defaults filled in (the device's own nn/spec.py)."""
-    return [entry[0]] + list(SPEC.arguments(SPEC.kind_of(entry[0]), list(entry[1:])))
 
 
 def silu(a):
@@ -85,7 +78,8 @@ def lm_stats(config, params, ids, window=WINDOW):
 def sequence_length(entry):
     """A (full) config entry's seq_len argument, None when its kind has none (convert_lm's
     getattr(layer, "seq_len"))."""
-    names = SPEC.kind_of(entry[0])[SPEC.ARGS][::3]
+    spec = device_spec()
+    names = spec.kind_of(entry[0])[spec.ARGS][::3]
     return entry[1 + names.index("seq_len")] if "seq_len" in names else None
 
 
@@ -175,7 +169,7 @@ def quantize_lm(config, params, ids, window=WINDOW):
     layer by its kind's quantize role (reference/kinds.py), its input scale the output scale
     of the layer before (its out_scale role)."""
     params = {k: np.asarray(v, np.float64) for k, v in params.items()}
-    config = [full(entry) for entry in config]
+    config = [full_entry(entry) for entry in config]
     stats = lm_stats(config, params, list(ids), window)
     specs, arrays = [], {}
     for i, spec in enumerate(config):

@@ -19,7 +19,7 @@ A declaration gives, for a config entry `spec` = [kind, *args] and its parameter
     tied(spec): whether the layer takes the Embedding's weights (a language model's layer 0)
           instead of its own (a tied Classifier); False unless given
     int8_step: a language model's kinds instead (they run a position at a time): step(x,
-          q, arrays, prefix, cache, pos) -> its int8 output (int8_decoder.py's Int8LM; q its
+          q, arrays, prefix, cache, pos) -> its int8 output (int8_lm.py's Int8LM; q its
           description, cache the layer's own: a block's keys and values)
 
 and, of its int8 layer description `q` (the device's description(), int8 kinds only), what its
@@ -93,6 +93,13 @@ def quantizer(role):
 def device_spec():
     """The device's plain table of every kind's parameters (device/tinyattn/nn/spec.py)."""
     return device_module("nn/spec")
+
+
+def full_entry(entry):
+    """A config entry with its defaults filled in (the device's own nn/spec.py): a file may
+    leave out trailing arguments, as a constructor call may."""
+    spec = device_spec()
+    return [entry[0]] + list(spec.arguments(spec.kind_of(entry[0]), list(entry[1:])))
 
 
 def param_shapes(spec):

@@ -7,7 +7,7 @@ Float parameters are a dict named as on the device: "<layer index>.<name>", e.g.
 """
 
 from . import attention, decoder, encoder, layers  # noqa: F401  (they declare their kinds)
-from .kinds import KINDS, kind, layer_params, takes_mask
+from .kinds import KINDS, full_entry, kind, layer_params, takes_mask
 
 
 def sequential_forward(config, params, x, mask=None, keeps=None):
@@ -17,6 +17,7 @@ def sequential_forward(config, params, x, mask=None, keeps=None):
     from the masks the device drew (encoder.encoder_forward's `keeps`)."""
     caches = []
     for i, spec in enumerate(config):
+        spec = full_entry(spec)  # a file may leave out arguments that have defaults
         k = kind(spec[0])
         p = layer_params(params, i, spec)
         extra = {"keeps": keeps[i]} if keeps and i in keeps else {}
@@ -32,7 +33,7 @@ def sequential_backward(config, params, caches, grad_out):
     """Backward through the layers of `config`; returns (dx, grads named like params)."""
     grads = {}
     for i in range(len(config) - 1, -1, -1):
-        spec = config[i]
+        spec = full_entry(config[i])
         grad_out, g = kind(spec[0]).backward(spec, layer_params(params, i, spec), caches[i],
                                              grad_out)
         grads.update(("%d.%s" % (i, n), v) for n, v in g.items())
