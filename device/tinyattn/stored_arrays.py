@@ -161,8 +161,10 @@ def _contents(src, decode):
     index = []
     for _ in range(src.unpack("<H")):
         entry = _index_array(src, decode)
-        if decode and any(old[0] == entry[0] for old in index):
-            raise ValueError("%s: array %s appears twice" % (src.path, entry[0]))
+        if decode:
+            for old in index:
+                if old[0] == entry[0]:
+                    raise ValueError("%s: array %s appears twice" % (src.path, entry[0]))
         if not decode or not entry[0].startswith(HOST_ONLY):
             index.append(entry)
     return kind, meta, index
@@ -182,12 +184,17 @@ class _Reader:
     def __init__(self, f, path, size):
         self.f, self.path, self.size = f, path, size
         self.offset = 0
+        self._bufs = {1: bytearray(1), 2: bytearray(2), 4: bytearray(4)}  # (unpack)
 
-    def take(self, n, keep=True):
-        """The next n bytes (None when not `keep`: skipped), within the file's length."""
+    def need(self, n):
+        """ValueError unless n more bytes are within the file's length."""
         if n > self.size - self.offset:
             raise ValueError("%s is truncated at byte %d: %d bytes needed from byte %d"
                              % (self.path, self.size, n, self.offset))
+
+    def take(self, n, keep=True):
+        """The next n bytes (None when not `keep`: skipped), within the file's length."""
+        self.need(n)
         self.offset += n
         if not keep:
             self.f.seek(self.offset)
@@ -195,7 +202,19 @@ class _Reader:
         return self.f.read(n)
 
     def unpack(self, fmt):
-        return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
+        """The next unsigned little-endian int of fmt ("<B", "<H" or "<I"), read into the
+        buffer kept for its size: walking the index allocates the entries it keeps and
+        nothing between them, so they lie together in the heap (a load's later imports and
+        arrays then find whole holes, not pieces)."""
+        n = struct.calcsize(fmt)
+        self.need(n)
+        buf = self._bufs[n]
+        self.f.readinto(buf)
+        self.offset += n
+        value = 0
+        for i in range(n - 1, -1, -1):
+            value = (value << 8) | buf[i]
+        return value
 
     def text(self, length_format, decode=True):
         data = self.take(self.unpack(length_format), decode)
@@ -205,13 +224,13 @@ class _Reader:
 def _index_array(src, decode=True):
     """(name, code, shape, offset of its data) of the array at src, its data skipped."""
     name = src.text("<H", decode)
-    code = chr(src.take(1)[0])
+    code = chr(src.unpack("<B"))
     if code not in ITEMSIZE:
         raise ValueError("%s: array %s has unknown dtype %r" % (src.path, name, code))
     ndim = src.unpack("<B")
     if ndim not in (1, 2):
         raise ValueError("%s: array %s has %d dimensions, not 1 or 2" % (src.path, name, ndim))
-    shape = tuple(src.unpack("<I") for _ in range(ndim))
+    shape = (src.unpack("<I"),) if ndim == 1 else (src.unpack("<I"), src.unpack("<I"))
     if 0 in shape:
         raise ValueError("%s: array %s has shape %r; every dimension must be >= 1"
                          % (src.path, name, shape))

@@ -233,7 +233,8 @@ def load(path):
     and indexed (stored_arrays.open_file), its description checked against the arrays'
     typecodes and shapes (spec.check_description) before anything is made, then each layer
     reads its arrays from the file as it is built: the heap holds the model plus one array at
-    a time. ValueError naming the file and the field or array when it is not a good one."""
+    a time. The layers' modules are imported first, from a first reading of the file (_kinds).
+    ValueError naming the file and the field or array when it is not a good one."""
     before = set(sys.modules)
     try:
         model = _load(path, before)
@@ -246,6 +247,10 @@ def _load(path, before):
     from ..link.wire import FILE_QUANTIZED as QUANTIZED
     from ..stored_arrays import open_file
 
+    kinds = _kinds(path, open_file)
+    gc.collect()  # the first reading's description and index, before the imports
+    for kind in kinds:
+        layer_kind(kind)  # (None for a kind it has no int8 class for: the check says so)
     with open_file(path) as stored:
         if stored.kind != QUANTIZED:
             raise ValueError("%s holds a %r model, not a %r one"
@@ -259,6 +264,21 @@ def _load(path, before):
         except ValueError as err:
             raise ValueError("%s: %s" % (path, err))
     return model
+
+
+def _kinds(path, open_file):
+    """The kind names the file's description gives its layers, from a first reading of the
+    file (checked and indexed as the second is, nothing else kept): load imports their int8
+    classes before the description, the index and the checks' garbage are in the heap, so
+    that their code lies together at its low end, not in the holes that garbage leaves
+    (docs/your-model.md, "The heap a model needs")."""
+    with open_file(path) as stored:
+        meta = stored.meta
+    layers = meta.get("layers") if isinstance(meta, dict) else None
+    if not isinstance(layers, list):
+        return []
+    return [spec["kind"] for spec in layers
+            if isinstance(spec, dict) and isinstance(spec.get("kind"), str)]
 
 
 def _let_go(before, names):
