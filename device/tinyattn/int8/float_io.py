@@ -11,8 +11,8 @@ bisection over keys, with ulab's own operations (`evaluate`: whatever this port'
 the table does), and every call is a binary search of each input's key, 8 comparisons and no
 array made; a NaN or an infinity (every exponent bit set) stops it.
 
-    table = steps(evaluate)     # array('i'): the word shift, two masks, then 256 steps
-    bad = to_int8(x, out, n, table)   # x: the float32 buffer of a dense ulab array
+    table = float_steps.steps(evaluate)  # array('i'): the word shift, two masks, 256 steps
+    bad = to_int8(x, out, n, table)      # x: the float32 buffer of a dense ulab array
 
 The output: to_float32 writes each int as the nearest float32 (ties to even: C's conversion,
 exact below 2^24) into a float ulab array's buffer, one multiply by the scale then makes the
@@ -24,12 +24,11 @@ import array
 import micropython
 from micropython import const
 
-_LOW31 = 0x7FFFFFFF  # flips a negative pattern's magnitude bits: key <-> bits
-_EXPONENT = 0x7F800000  # every exponent bit: infinity or NaN
-_FIELDS = const(3)  # [word shift, exponent mask, low 31 bits], then the steps
-_FIRST = -2139095041  # key(-infinity): below every finite float's key
-_LAST = 2139095039  # key(largest float): u there is 255 for every scale
-_CHUNK = 64  # steps found at a time: the bisection's arrays stay small
+LOW31 = 0x7FFFFFFF  # flips a negative pattern's magnitude bits: key <-> bits
+EXPONENT = 0x7F800000  # every exponent bit: infinity or NaN
+FIELDS = const(3)  # [word shift, exponent mask, low 31 bits], then the steps
+FIRST = -2139095041  # key(-infinity): below every finite float's key
+LAST = 2139095039  # key(largest float): u there is 255 for every scale
 
 
 @micropython.viper
@@ -42,7 +41,7 @@ def _word_bits() -> int:
     return n
 
 
-_EXT = _word_bits() - 32  # a 32-bit load sign-extended: (v << EXT) >> EXT
+EXT = _word_bits() - 32  # a 32-bit load sign-extended: (v << EXT) >> EXT
 
 
 @micropython.viper
@@ -52,7 +51,7 @@ def to_int8(x: ptr32, out: ptr8, n: int, table: ptr32) -> int:
     ext = table[0]
     exponent = table[1]
     low31 = table[2]
-    step = ptr32(int(table) + _FIELDS * 4)
+    step = ptr32(int(table) + FIELDS * 4)
     for i in range(n):
         b = (x[i] << ext) >> ext
         if (b & exponent) == exponent:
@@ -77,64 +76,6 @@ def to_int8(x: ptr32, out: ptr8, n: int, table: ptr32) -> int:
             u += 1
         out[i] = u ^ 128
     return 0
-
-
-@micropython.viper
-def _midpoints(bounds: ptr32, floats: ptr32):
-    """floats[k] = the bits of the key halfway between bounds' low and high k."""
-    ext = bounds[0]
-    low31 = bounds[2]
-    n = bounds[3]
-    lo = ptr32(int(bounds) + 16)
-    hi = ptr32(int(bounds) + 16 + n * 4)
-    for k in range(n):
-        a = (lo[k] << ext) >> ext
-        b = (hi[k] << ext) >> ext
-        mid = (a >> 1) + (b >> 1) + (a & b & 1)  # no overflow on a 32-bit word
-        floats[k] = mid ^ ((mid >> 31) & low31)
-
-
-@micropython.viper
-def _narrow(bounds: ptr32, u: ptr8):
-    """Step first + k (first: bounds[1]) is at or below the midpoint k when u there is at
-    least first + k: then high k = the midpoint, else low k."""
-    ext = bounds[0]
-    first = bounds[1]
-    n = bounds[3]
-    lo = ptr32(int(bounds) + 16)
-    hi = ptr32(int(bounds) + 16 + n * 4)
-    for k in range(n):
-        a = (lo[k] << ext) >> ext
-        b = (hi[k] << ext) >> ext
-        mid = (a >> 1) + (b >> 1) + (a & b & 1)
-        if u[k] >= first + k:
-            hi[k] = mid
-        else:
-            lo[k] = mid
-
-
-def steps(evaluate):
-    """The table of to_int8 for `evaluate(floats)`: a (1, n) float32 ulab array to its u
-    (a uint8 ulab array); None where ulab arrays lend no buffer (the stand-in)."""
-    from ulab import numpy as np
-
-    table = array.array("i", bytes(4 * (_FIELDS + 256)))
-    table[0], table[1], table[2] = _EXT, _EXPONENT, _LOW31
-    floats = np.zeros((1, _CHUNK))
-    try:
-        memoryview(floats)
-    except TypeError:
-        return None
-    for first in range(0, 256, _CHUNK):
-        bounds = array.array("i", [_EXT, first, _LOW31, _CHUNK] + [_FIRST] * _CHUNK
-                             + [_LAST] * _CHUNK)
-        for _ in range(32):  # the gap, under 2^32, halves each round down to 1
-            _midpoints(bounds, floats)
-            _narrow(bounds, memoryview(evaluate(floats)))
-        for k in range(_CHUNK):
-            table[_FIELDS + first + k] = bounds[4 + _CHUNK + k]
-    table[_FIELDS] = _FIRST  # u >= 0 everywhere
-    return table
 
 
 @micropython.viper

@@ -7,13 +7,14 @@ held as the ints (m, s, p, cap) of `fixed_point`; rounding is half up everywhere
 """
 
 import array
+import gc
 import math
 
 from ulab import numpy as np
 
 # leaves first: a first import nests the ones it makes (tests/device/test_import_depth.py)
 from .fixedpoint import bias_room, fixed_point, scale_range
-from . import float_io, kernels
+from . import kernels
 from ..nn.checks import require_2d
 
 SATURATE = 128
@@ -105,7 +106,7 @@ class Quantizer:
     def __init__(self, inverse_scale, low, out_scale):
         self.inverse, self.low_value, self.low = _number(inverse_scale), low, _number(low)
         self.high, self.offset, self.scale = _number(127), _number(128), _number(out_scale)
-        self.table = None  # float_io's steps; False where ulab lends no buffer
+        self.table = self._io = None  # float_io's steps and module (False: ulab lends no buffer)
         self._floats, self._rows, self._cols = None, 0, 0  # to_float32's output buffer
         self._values = self._wide = None  # the ints it was made for: int32 (wide) or int8
 
@@ -113,13 +114,30 @@ class Quantizer:
         """uint8(clip(x * inverse, low, 127) + 128): what the steps are found from."""
         return _offset_bytes(x, self.inverse, self.low_value, self.low, self.high, self.offset)
 
+    def _find_steps(self):
+        """float_steps.steps of this arithmetic, or False; float_io imported now, float_steps
+        only for this and let go after (its code is garbage once the table is made)."""
+        import sys
+        from . import float_io, float_steps
+
+        self._io = float_io
+        try:
+            return float_steps.steps(self.offset_bytes) or False
+        finally:
+            sys.modules.pop(float_steps.__name__, None)
+            try:
+                delattr(sys.modules[__name__.rpartition(".")[0]], "float_steps")
+            except (KeyError, AttributeError):
+                pass
+            gc.collect()  # the search's garbage, before the layers' buffers are made
+
     def quantize_into(self, x, out):
         table = self.table
         if table is None:
-            table = self.table = float_io.steps(self.offset_bytes) or False
+            table = self.table = self._find_steps()
         if table and len(out) <= STEPS_MOST and getattr(x, "itemsize", 0) == 4:
             try:
-                bad = float_io.to_int8(x, out, len(out), table)
+                bad = self._io.to_int8(x, out, len(out), table)
             except TypeError:  # a view ulab lends no buffer of (not dense)
                 bad = -1
             if bad == 0:
@@ -135,7 +153,7 @@ class Quantizer:
         if values is not self._values or rows != self._rows or cols != self._cols:
             self._floats, self._rows, self._cols = np.zeros((rows, cols)), rows, cols
             self._values, self._wide = values, len(bytes(memoryview(values)[:1])) == 4
-        float_io.to_float32(values, self._floats, rows * cols, self._wide)
+        self._io.to_float32(values, self._floats, rows * cols, self._wide)
         return self._floats * self.scale
 
 
