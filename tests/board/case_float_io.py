@@ -7,7 +7,8 @@ import array
 import check
 from tinyattn import iris_model
 from tinyattn.int8 import quantize
-from tinyattn.int8.numbers import Quantizer, _quantize, dequantize, quantize_tensor
+from tinyattn.int8.numbers import _quantize, dequantize, quantize_tensor
+from tinyattn.int8.quantizer import Quantizer
 from ulab import numpy as np
 
 SCALES = ((0.013, -128), (1.0, -128), (0.5, -127), (3.7e-3, -128), (127.0, -128),

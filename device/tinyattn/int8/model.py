@@ -10,7 +10,7 @@ import gc
 import sys
 
 from ..nn.checks import require_2d
-from .numbers import Quantizer, int8_buffer
+from .numbers import int8_buffer
 from .scratch import Scratch
 
 # What only a load's check and reading need (the file and its format's constants, the
@@ -127,6 +127,8 @@ class QSequential:
             require_mask(mask, B, S)  # 0/1, a kept token in every row; B: the layers check
             keep = keep_bytes(mask, B * S, S)
         if self._numbers is None:  # (its steps are found in this first call's quantize)
+            from .quantizer import Quantizer
+
             self._numbers = Quantizer(1.0 / self.in_scale, -128, self.layers[-1].out_scale())
         if self._xq is None or len(self._xq) != rows * cols:
             self._xq = int8_buffer(rows * cols)
