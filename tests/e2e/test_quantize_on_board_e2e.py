@@ -14,7 +14,6 @@ import pytest
 from heap_budget import board_heap
 from tinyattn_host import modelfile, protocol as P
 from tinyattn_host.board.board import Board
-from tinyattn_host.checks.heap_fit import board_word_bits, rows_that_fit
 from tinyattn_host.quantize import in_scale, quantize_tensor
 from tinyattn_host.digits import DIGITS_CONFIG, init_params, load_digits
 from tinyattn_host.interop.statedict import import_npz, read_description
@@ -30,18 +29,15 @@ TORCH = Path(__file__).resolve().parents[1] / "fixtures" / "torch"
 REAL_ULAB = unixport.has_ulab(unixport.interpreter())
 
 
-def quantized_on_board(board, config, params, calibration, rows, cut=True):
+def quantized_on_board(board, config, params, calibration, rows):
     """The board's int8 outputs for the first `rows` calibration rows and the reference's on
-    the int8 model the board made (QUANTIZE replies it). The calibration rows are cut to what
-    the board's free heap holds, as make run cuts them (checks.heap_fit), unless `cut` is
-    False (all of them in one QUANTIZE); the int8 forward runs on the first `rows` rows."""
+    the int8 model the board made (QUANTIZE replies it), all the calibration rows in one
+    QUANTIZE (the board calibrates as many at once as fit its heap); the int8 forward runs
+    on the first `rows` rows."""
     with Board(port=board.port, out=lambda *a: None) as connected:
         link = connected.start_link()
-        bits = board_word_bits(link.hello())
-        link.request(P.LOAD_MODEL, {"config": config}, params)
-        fit = rows_that_fit(link.status()["free"], config, len(calibration), "quantize",
-                            bits, link.float_bytes) if cut else len(calibration)
-        qhead, qarrays = link.request(P.QUANTIZE, {}, {"x": calibration[:fit]})
+        link.load_model(config, params)
+        qhead, qarrays = link.quantize(calibration)
         xq = quantize_tensor(calibration[:rows], in_scale(qhead["layers"]))
         head, got = link.request(P.FORWARD_INT8, {}, {"x": xq})
     want = int8_forward(xq, int8_layers(qhead["layers"], qarrays))[-1]
@@ -57,8 +53,8 @@ def test_the_users_model_quantizes_in_a_2_mb_heap(start_virtual_board, tmp_path,
     inputs = np.load(TORCH / "inputs.npy").astype(np.float32)
     calibration = inputs if REAL_ULAB else inputs[:2]  # 40 rows: what failed in 2 MB before
     board = start_virtual_board(heap="2m" if REAL_ULAB else None)
-    # all 40 rows in one QUANTIZE (heap_fit would send 15): calibrated 16 at a time
-    got, want = quantized_on_board(board, meta["config"], arrays, calibration, rows=2, cut=False)
+    # all 40 rows in one QUANTIZE: calibrated 16 at a time
+    got, want = quantized_on_board(board, meta["config"], arrays, calibration, rows=2)
     assert got.shape == (2, 9)
     np.testing.assert_array_equal(got, want)
 

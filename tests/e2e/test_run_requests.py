@@ -52,3 +52,16 @@ def test_the_iris_part_asks_each_thing_once(virtual_board, monkeypatch):
                     "TRAIN_STEP": 1, "GET_WEIGHTS": 1,  # the step's weights compared
                     "EXIT": 1}
     assert sum(sent.values()) - sent["EXIT"] <= 0.6 * BEFORE
+
+
+def test_the_digits_and_vowels_parts_ask_no_status(virtual_board, monkeypatch):
+    """The board sizes its work itself (link/chunks.py): no STATUS probes the heap before a
+    model, no second HELLO (a link restart) in a heap that holds them."""
+    with Board(port=virtual_board.port, out=lambda *a: None) as board:
+        sent = counted(monkeypatch)
+        board.start_link()
+        summary = Check(board, batch_size=16, out=lambda *a: None, progress=False,
+                        digits=16, vowels=4).run()
+        board.stop_link()
+    assert summary.ok and not summary.reduced
+    assert sent["STATUS"] == 0 and sent["HELLO"] == 1, sent
