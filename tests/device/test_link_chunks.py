@@ -1,4 +1,4 @@
-"""The link runs FORWARD, TRAIN_STEP and QUANTIZE in chunks of what fits (link/chunks.py):
+"""The link runs FORWARD, FORWARD_INT8, TRAIN_STEP and QUANTIZE in chunks of what fits (link/chunks.py):
 in pieces the answers are the whole batch's (float and int8 outputs and attention maps bit
 for bit, the int8 model byte for byte, a training step's loss and weights within float32
 rounding), the reply says `at_once`, and a MemoryError halves the chunk. The pieces are forced
@@ -111,3 +111,15 @@ def test_a_training_step_in_pieces_is_the_whole_batchs(tmp_path):
                                    err_msg=name)
         np.testing.assert_allclose(pieces_weights[1][name], reference[name], rtol=0,
                                    atol=1e-5, err_msg=name)
+
+
+def test_an_int8_forward_in_pieces_is_the_whole_batchs_bit_for_bit(tmp_path):
+    X = iris()[0]
+    calibration = (P.QUANTIZE, None, {}, {"x": X})
+    xq = np.clip(np.round(X[:10] * 40), -128, 127).astype(np.int8)
+    whole, pieces = served(tmp_path, [load(), calibration, (P.FORWARD_INT8, None, {}, {"x": xq}),
+                                      (P.FORWARD_INT8, {"forward_int8": 4}, {}, {"x": xq})])[2:]
+    assert "at_once" not in whole[0] and pieces[0].pop("at_once") == 4
+    assert pieces[0]["rows"] == whole[0]["rows"] == 10 and pieces[0]["cols"] == 3
+    np.testing.assert_array_equal(pieces[1]["y"], whole[1]["y"])
+    assert len(np.unique(whole[1]["y"])) > 3  # outputs that differ from row to row

@@ -1,6 +1,7 @@
 """`make run` says each thing once: the requests of its Iris part, counted by kind on the
 virtual board. Before issue 37 it took 58 (QUANTIZE twice a model, HELLO twice, GET_WEIGHTS
-to compare a config, STATUS before each sizing, FORWARD and FORWARD_INT8 for every batch)."""
+to compare a config, STATUS before each sizing, FORWARD and FORWARD_INT8 for every batch).
+The digits and vowels parts send no STATUS: the board sizes its work (link/chunks.py)."""
 
 from collections import Counter
 

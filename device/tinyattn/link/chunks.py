@@ -1,11 +1,11 @@
 """A request's samples in pieces of what fits: the board, not the host, sizes its work.
 
-FORWARD, TRAIN_STEP and QUANTIZE run their batch in chunks of `at_once` samples: all of them
+FORWARD, FORWARD_INT8, TRAIN_STEP and QUANTIZE run their batch in chunks of `at_once` samples: all of them
 at first; when the heap runs out (MemoryError), its garbage is collected and the whole request
 runs again with half as many at once, down to one sample (then the MemoryError goes to the
 host: NO_MEMORY). A chunk size that had to be halved is kept for that work until the next
 LOAD_MODEL, so later requests start there; the reply's head says `at_once` when it is fewer
-than the request's samples (docs/protocol.md, "Messages").
+than the request's samples (docs/protocol.md, "Work in pieces").
 """
 
 import gc
@@ -27,6 +27,13 @@ def in_chunks(session, work, largest, run):
         gc.collect()  # outside the handler: the exception's references are gone
         at_once = (at_once + 1) // 2
         session.at_once[work] = at_once
+
+
+def said(reply, at_once, largest):
+    """The reply's head, with `at_once` when the pieces were fewer than `largest` samples."""
+    if at_once < largest:
+        reply["at_once"] = at_once
+    return reply
 
 
 def rows_a_sample(model):

@@ -11,10 +11,10 @@ import sys
 import time
 
 from .. import __version__
-from .chunks import CALIBRATION_BATCH, in_chunks, joined, piece, rows_a_sample, samples
+from .chunks import CALIBRATION_BATCH, in_chunks, joined, piece, rows_a_sample, said, samples
 from .framing import LinkError
-from .records import (expect, field, integers, matrix, mask_of, only, require_finite,
-                      shape_of)
+from .records import (RequestRows, expect, field, integers, matrix, mask_of, only,
+                      require_finite, shape_of)
 from .handlers_int8 import forward_int8, int8_forward, load_qmodel, need_qmodel
 from .run import run
 from .timing import median
@@ -141,9 +141,8 @@ def forward(session, head, arrays):
     if qmodel is not None:
         reply["int8_us"] = took[1]
         reply["rows"] = sum(p[0]["rows"] for p in parts)
-    if at_once < count:
-        reply["at_once"] = at_once
-    return reply, [joined([p[1][i] for p in parts]) for i in range(len(parts[0][1]))]
+    return said(reply, at_once, count), [joined([p[1][i] for p in parts])
+                                         for i in range(len(parts[0][1]))]
 
 
 def _forward_piece(session, model, qmodel, attention, x, mask, took, copy):
@@ -212,10 +211,8 @@ def train_step(session, head, arrays):
         if not _weights_finite(model):
             session.model = session.optimizer = None
         raise
-    reply = {"loss": loss, "us": time.ticks_diff(time.ticks_us(), start)}
-    if at_once < count:
-        reply["at_once"] = at_once
-    return reply, ()
+    return said({"loss": loss, "us": time.ticks_diff(time.ticks_us(), start)}, at_once,
+                count), ()
 
 
 def get_weights(session, head, arrays):
@@ -258,15 +255,15 @@ def quantize(session, head, arrays):
     only(head, ())
     mask = mask_of(arrays)
     model = need_model(session)
-    x = matrix(arrays, "x")
+    # a language model takes its token ids whole; other models' rows are read a batch at a time
+    x = matrix(arrays, "x") if hasattr(model.layers[0], "num_embeddings") else \
+        RequestRows(arrays, "x")
     largest = min(CALIBRATION_BATCH, samples(x, rows_a_sample(model)))
     session.qmodel, at_once = in_chunks(
         session, "quantize", largest,
         lambda at_once: quantize(model, x, mask=mask, batch_size=at_once))
-    reply = session.qmodel.description()
-    if at_once < largest:
-        reply["at_once"] = at_once
-    return reply, session.qmodel.named_arrays()
+    session.qmodel_rows = rows_a_sample(model)  # FORWARD_INT8's rows a sample
+    return said(session.qmodel.description(), at_once, largest), session.qmodel.named_arrays()
 
 
 def stream(session, head, arrays):
