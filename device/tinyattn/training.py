@@ -32,12 +32,32 @@ def train_step(model, optimizer, x, labels, mask=None):
     the update, so the weights stay those of the last good step; an update that makes a
     weight non-finite (a learning rate too large) raises ValueError after it.
     """
+    return update(model, optimizer, gradients(model, optimizer, ((x, labels, mask, 1.0),)))
+
+
+def gradients(model, optimizer, pieces):
+    """Zero the gradients, then add each piece's (x, labels, mask, weight): forward,
+    cross-entropy, backward of its dlogits times `weight` (its share of the batch's labels).
+    Returns the batch's mean loss; the weights are unchanged. Pieces of a batch give the
+    gradients of the whole batch (the link's TRAIN_STEP in chunks, link/chunks.py)."""
     optimizer.zero_grad()
-    logits = model.forward(x, training=True, mask=mask)
-    loss, dlogits = cross_entropy(logits, labels)
-    logits = None
-    gc.collect()  # the forward's garbage goes before backward allocates its gradients
-    model.backward(dlogits)
+    loss = 0.0
+    for x, labels, mask, weight in pieces:
+        logits = model.forward(x, training=True, mask=mask)
+        part, dlogits = cross_entropy(logits, labels)
+        logits = None
+        if weight != 1.0:
+            dlogits *= weight
+        gc.collect()  # the forward's garbage goes before backward allocates its gradients
+        model.backward(dlogits)
+        dlogits = None
+        loss += weight * part
+    return loss
+
+
+def update(model, optimizer, loss):
+    """The optimizer's step on the gradients of a batch whose mean loss is `loss` (checked
+    finite, with the gradients, first); returns the loss."""
     _require_finite(model, 2, loss, "training stopped before this step's update: the weights "
                     "are those of the last good step")
     gc.collect()  # and the checks' garbage before the update

@@ -20,7 +20,8 @@ class Requests:
 
     def forward(self, x, mask=None, attention=False, int8=False, timeout=None):
         """(head, arrays) of FORWARD: `logits` (and `attention` when asked); with int8, the
-        int8 model's output for the same rows too (`xq` as the device quantized x, `y`)."""
+        int8 model's output for the same rows too (`xq` as the device quantized x, `y`);
+        head `at_once` when the board ran the rows in pieces that fit its heap."""
         head = {"attention": True} if attention else {}
         if int8:
             head["int8"] = True
@@ -31,7 +32,8 @@ class Requests:
         return self.request(wire.FORWARD_INT8, {}, _with_mask({"x": xq}, mask), timeout)
 
     def quantize(self, rows, mask=None, timeout=None):
-        """(head, arrays) of QUANTIZE calibrated on `rows`: the int8 model's description."""
+        """(head, arrays) of QUANTIZE calibrated on `rows`: the int8 model's description
+        (`at_once`: fewer than 16 rows calibrated at a time, as many as fit the heap)."""
         return self.request(wire.QUANTIZE, {}, _with_mask({"x": rows}, mask), timeout)
 
     def load_qmodel(self, head, arrays):
@@ -39,7 +41,8 @@ class Requests:
         return self.request(wire.LOAD_QMODEL, {"layers": head["layers"]}, arrays)
 
     def train_step(self, x, labels, optimizer="sgd", lr=0.01):
-        """The head of TRAIN_STEP's reply (`loss`, `us`): one step on rows x, int labels."""
+        """The head of TRAIN_STEP's reply (`loss`, `us`, `at_once` when in pieces): one step
+        on rows x, int labels."""
         return self.request(wire.TRAIN_STEP, {"optimizer": optimizer, "lr": lr},
                             {"x": x, "labels": np.asarray(labels).astype(np.int32)})[0]
 

@@ -1,6 +1,7 @@
 """`make run` says each thing once: the requests of its Iris part, counted by kind on the
 virtual board. Before issue 37 it took 58 (QUANTIZE twice a model, HELLO twice, GET_WEIGHTS
-to compare a config, STATUS before each sizing, FORWARD and FORWARD_INT8 for every batch)."""
+to compare a config, STATUS before each sizing, FORWARD and FORWARD_INT8 for every batch).
+The digits and vowels parts send no STATUS: the board sizes its work (link/chunks.py)."""
 
 from collections import Counter
 
@@ -52,3 +53,16 @@ def test_the_iris_part_asks_each_thing_once(virtual_board, monkeypatch):
                     "TRAIN_STEP": 1, "GET_WEIGHTS": 1,  # the step's weights compared
                     "EXIT": 1}
     assert sum(sent.values()) - sent["EXIT"] <= 0.6 * BEFORE
+
+
+def test_the_digits_and_vowels_parts_ask_no_status(virtual_board, monkeypatch):
+    """The board sizes its work itself (link/chunks.py): no STATUS probes the heap before a
+    model, no second HELLO (a link restart) in a heap that holds them."""
+    with Board(port=virtual_board.port, out=lambda *a: None) as board:
+        sent = counted(monkeypatch)
+        board.start_link()
+        summary = Check(board, batch_size=16, out=lambda *a: None, progress=False,
+                        digits=16, vowels=4).run()
+        board.stop_link()
+    assert summary.ok and not summary.reduced
+    assert sent["STATUS"] == 0 and sent["HELLO"] == 1, sent

@@ -1,8 +1,9 @@
 """`make run` on a board without PSRAM: the virtual board with a 300 KB heap (VIRTUAL_HEAP,
---heap), through the UART window. The harness sizes its requests to the free heap it is told
-and says what it cut; with a real ulab the whole run passes (the stand-in's Python lists take
-several times ulab's memory, so there the run is skipped and only the heap option is checked;
-300 KB is a 32-bit board's figure, so a 64-bit port skips the run too: tests/heap_budget.py).
+--heap), through the UART window. The board runs the requests in pieces that fit its heap and
+says so, and the harness prints it (`heap:` lines); with a real ulab the whole run passes (the
+stand-in's Python lists take several times ulab's memory, so there the run is skipped and only
+the heap option is checked; 300 KB is a 32-bit board's figure, so a 64-bit port skips the run
+too: tests/heap_budget.py).
 """
 
 import os

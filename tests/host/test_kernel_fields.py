@@ -1,6 +1,7 @@
 """What the int8 kernel modules restate stays equal: the header fields (viper inlines only its
-own module's const()) with kernels.py, which defines the header; asm_pie's tail with
-asm_mac16's (the inline assembler has no macro)."""
+own module's const()) with kernels.py, which defines the header; the requantize step of every
+viper kernel with kernels.py's linear (a viper function calls another only as a Python call);
+asm_pie's tail with asm_mac16's (the inline assembler has no macro)."""
 
 import re
 
@@ -59,3 +60,40 @@ def test_the_asm_linear_kernels_share_their_tail_to_the_letter():
     mac16, pie = asm_tail("asm_mac16.py"), asm_tail("asm_pie.py")
     assert len(mac16) > 50 and mac16[0].strip() == "l32i(a14, a12, 0)", mac16[:2]
     assert mac16 == pie
+
+
+REQUANTIZE = """if v > cap:
+    v = cap
+elif v < 0 - cap:
+    v = 0 - cap
+y = ((v >> p) * m + half) >> s
+if y > {hi}:
+    y = {hi}
+elif y < {lo}:
+    y = {lo}"""
+"""The requantize step (reference/int8.py's requantize): the int32 clamped to +-cap, shifted,
+multiplied, rounded, saturated to the output's range (a header's hi and lo, or int8's)."""
+
+
+def requantize_copies():
+    """[(file, line, the step's lines dedented)] of every viper kernel's requantize: the
+    lines from each `if v > cap:` and each line holding the multiply-and-round."""
+    found, rounds = [], 0
+    for path in sorted(PACKAGE.glob("kernels*.py")):
+        lines = path.read_text().splitlines()
+        rounds += sum("* m + half) >> s" in line for line in lines)
+        for i, line in enumerate(lines):
+            if line.strip() == "if v > cap:":
+                indent = len(line) - len(line.lstrip())
+                found.append((path.name, i + 1, "\n".join(x[indent:] for x in lines[i:i + 9])))
+    return found, rounds
+
+
+def test_every_viper_requantize_is_the_one_step():
+    found, rounds = requantize_copies()
+    assert len(found) >= 7 and rounds == len(found), (len(found), rounds)  # none other
+    steps = (REQUANTIZE.format(hi="hi", lo="lo"), REQUANTIZE.format(hi=127, lo=-128))
+    assert steps[0] in [text for name, _, text in found if name == "kernels.py"]
+    for name, line, text in found:
+        assert text in steps, "%s:%d differs from kernels.py's requantize:\n%s" % (name, line,
+                                                                                 text)

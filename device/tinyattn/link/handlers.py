@@ -11,9 +11,10 @@ import sys
 import time
 
 from .. import __version__
+from .chunks import CALIBRATION_BATCH, in_chunks, joined, piece, rows_a_sample, said, samples
 from .framing import LinkError
-from .records import (expect, field, integers, matrix, mask_of, only, require_finite,
-                      shape_of)
+from .records import (RequestRows, expect, field, integers, matrix, mask_of, only,
+                      require_finite, shape_of)
 from .handlers_int8 import forward_int8, int8_forward, load_qmodel, need_qmodel
 from .run import run
 from .timing import median
@@ -115,6 +116,7 @@ def load_model(session, head, arrays):
             raise LinkError(BAD_VALUE, "config entry %d: seq_len %r; at most %d over the "
                             "link" % (i, S, MAX_SEQ_LEN))
     session.model = session.optimizer = session.qmodel = None
+    session.at_once = {}  # a new model: its requests start with all their samples at once
     gc.collect()
     session.model = build_model(config,
                                 lambda name, param: matrix(arrays, name, param.shape, param))
@@ -126,7 +128,8 @@ def load_model(session, head, arrays):
 def forward(session, head, arrays):
     """Logits of a batch (with its padding mask, array "mask" (B, S), when given); the first
     attention layer's weights when asked; with "int8", the int8 model's output for the same
-    batch too, x quantized here with its input scale (as QSequential.forward does)."""
+    batch too, x quantized here with its input scale (as QSequential.forward does). Run in
+    chunks of what fits (chunks.py)."""
     only(head, ("attention", "int8"))
     maps = field(head, "attention", "bool", False)
     mask = mask_of(arrays)
@@ -134,20 +137,46 @@ def forward(session, head, arrays):
     qmodel = need_qmodel(session) if field(head, "int8", "bool", False) else None
     x = matrix(arrays, "x")
     attention = _attention_layer(model) if maps else None
+    count = samples(x, rows_a_sample(model))
+
+    def run(at_once):
+        parts, took = [], [0, 0]
+        for s0 in range(0, count, at_once):
+            s1 = min(s0 + at_once, count)
+            parts.append(_forward_piece(session, model, qmodel, attention,
+                                        piece(x, s0, s1, count), piece(mask, s0, s1, count),
+                                        took, at_once < count))
+        return parts, took
+
+    (parts, took), at_once = in_chunks(session, "forward", count, run)
+    reply = dict(parts[0][0])
+    reply["us"] = took[0]
+    if qmodel is not None:
+        reply["int8_us"] = took[1]
+        reply["rows"] = sum(p[0]["rows"] for p in parts)
+    return said(reply, at_once, count), [joined([p[1][i] for p in parts])
+                                         for i in range(len(parts[0][1]))]
+
+
+def _forward_piece(session, model, qmodel, attention, x, mask, took, copy):
+    """(head, arrays) of FORWARD on the samples x (and mask); their times added to took;
+    the int8 buffers, which the session reuses, copied when `copy` (more pieces follow)."""
     if attention is not None:
         attention.keep_weights = True  # an inference forward keeps them only when asked
     start = time.ticks_us()
     logits = model.forward(x, False, mask)
-    took = time.ticks_diff(time.ticks_us(), start)
+    took[0] += time.ticks_diff(time.ticks_us(), start)
     out = [("logits", logits)]
     if attention is not None:
         out.append(("attention", attention.A_cache))
         attention.keep_weights = False
     if qmodel is None:
-        return {"us": took}, out
+        return {}, out
     logits = None
     reply, more = int8_forward(session, qmodel, x, mask)
-    reply["us"] = took
+    took[1] += reply["int8_us"]
+    if copy:
+        more = [(name, bytes(buf), code, shape) for name, buf, code, shape in more]
     return reply, out + more
 
 
@@ -157,7 +186,7 @@ def train_step(session, head, arrays):
     A step that fails (a non-finite loss or gradient) leaves the weights as they were;
     one whose update is not finite unloads the model rather than keep broken weights.
     """
-    from ..training import train_step
+    from ..training import gradients, update
     from ..nn.optim import SGD, Adam
 
     only(head, ("optimizer", "lr"))
@@ -176,14 +205,27 @@ def train_step(session, head, arrays):
         make = SGD if kind == "sgd" else Adam
         session.optimizer = make(model.collect_params(), lr=lr)
         session.optimizer_settings = (kind, lr)
+    count = samples(x, rows_a_sample(model))
+
+    def pieces(at_once):
+        for s0 in range(0, count, at_once):
+            s1 = min(s0 + at_once, count)
+            part = piece(labels, s0, s1, count)
+            yield (piece(x, s0, s1, count), part, None,
+                   1.0 if at_once == count else len(part) / len(labels))
+
     start = time.ticks_us()
     try:
-        loss = train_step(model, session.optimizer, x, labels)
+        loss, at_once = in_chunks(session, "train", count,
+                                  lambda at_once: gradients(model, session.optimizer,
+                                                            pieces(at_once)))
+        loss = update(model, session.optimizer, loss)
     except ValueError:
         if not _weights_finite(model):
             session.model = session.optimizer = None
         raise
-    return {"loss": loss, "us": time.ticks_diff(time.ticks_us(), start)}, ()
+    return said({"loss": loss, "us": time.ticks_diff(time.ticks_us(), start)}, at_once,
+                count), ()
 
 
 def get_weights(session, head, arrays):
@@ -218,14 +260,23 @@ def bench(session, head, arrays):
 
 
 def quantize(session, head, arrays):
-    """Quantize the loaded model with a calibration batch; reply the int8 model."""
+    """Quantize the loaded model with a calibration batch; reply the int8 model. Calibrated
+    16 samples at a time (int8.quantize's batch_size), fewer when they do not fit (chunks.py:
+    the same scales, bit for bit)."""
     from ..int8.convert import quantize
 
     only(head, ())
     mask = mask_of(arrays)
     model = need_model(session)
-    session.qmodel = quantize(model, matrix(arrays, "x"), mask=mask)
-    return session.qmodel.description(), session.qmodel.named_arrays()
+    # a language model takes its token ids whole; other models' rows are read a batch at a time
+    x = matrix(arrays, "x") if hasattr(model.layers[0], "num_embeddings") else \
+        RequestRows(arrays, "x")
+    largest = min(CALIBRATION_BATCH, samples(x, rows_a_sample(model)))
+    session.qmodel, at_once = in_chunks(
+        session, "quantize", largest,
+        lambda at_once: quantize(model, x, mask=mask, batch_size=at_once))
+    session.qmodel_rows = rows_a_sample(model)  # FORWARD_INT8's rows a sample
+    return said(session.qmodel.description(), at_once, largest), session.qmodel.named_arrays()
 
 
 def stream(session, head, arrays):

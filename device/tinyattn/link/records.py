@@ -160,6 +160,23 @@ def matrix(arrays, name, shape=None, out=None):
     return out
 
 
+class RequestRows:
+    """The float32 rows of a request's 2-D array `name`, read a batch at a time (each checked
+    as matrix checks it): int8.quantize's calibration reader, as npy_rows.NpyRows is a file's,
+    so that QUANTIZE holds its rows once (the message) rather than twice."""
+
+    def __init__(self, arrays, name):
+        self.code, self.shape, self.data = _array(arrays, name, "f")
+        if len(self.shape) != 2:
+            raise LinkError(BAD_VALUE, "array %s must be 2-D, got shape %r" % (name, self.shape))
+        self.name, self.path = name, "the request's array %s" % name
+
+    def read(self, r0, r1):
+        step = 4 * self.shape[1]
+        return matrix({self.name: (self.code, (r1 - r0, self.shape[1]),
+                                   self.data[r0 * step:r1 * step])}, self.name)
+
+
 def require_finite(arrays, name):
     """NOT_FINITE unless every number of the float32 array `name` is finite."""
 

@@ -96,6 +96,8 @@ class Session:
         self.kbd_intr = None
         self.model = self.optimizer = self.optimizer_settings = self.qmodel = None
         self.stream = None  # (the model, its Stream) of STREAM requests
+        self.at_once = {}  # work -> the samples a request of it takes at once (chunks.py)
+        self.qmodel_rows = None  # rows of x a sample of the int8 model, when known
         self.xq = None  # FORWARD_INT8's input, reused while its size stays
         self.transfer = None  # a message arriving in PART frames (transfer.py)
         self.seq = 0  # of the request being answered

@@ -48,18 +48,18 @@ def check_digits(check, rows=None):
     def load():
         check.board.link.load_model(DIGITS_CONFIG, params)
 
-    check.make_room("digits", DIGITS_CONFIG)
-    load()
-    batch_size = check.fit("digits", DIGITS_CONFIG, batch_size, "forward")
+    check.load("digits", load)
     want, _ = sequential_forward(DIGITS_CONFIG, params, X_test)
     keep = check.samples.setdefault("digits", {
         "device": [], "reference": [], "attention": None,
         "tolerance": TOLERANCE * max(1.0, float(np.abs(want).max()))})
     out("%-8s %5s %4s %12s %7s %9s" % ("model", "batch", "rows", "float rel", "agree", "float us"))
     batches = []
-    for index, start in enumerate(range(0, len(X_test), batch_size)):
-        xb = X_test[start:start + batch_size]
-        head, got = check.retry(lambda link: link.forward(xb), reload=load)
+    for index, (start, stop, (head, got)) in enumerate(check.batches(
+            "digits", len(X_test), batch_size,
+            lambda link, a, b: link.forward(X_test[a:b]), load)):
+        xb = X_test[start:stop]
+        check.said("digits", "forward", head, len(xb))
         logits = got["logits"].astype(np.float64)
         ref = want[start:start + len(xb)]
         batch = {"batch": index, "rows": len(xb), "rel_err": relative_error(logits, ref),
@@ -73,7 +73,7 @@ def check_digits(check, rows=None):
         out("%-8s %5d %4d %12.2e %4d/%-3d %9d%s"
             % ("digits", index, len(xb), batch["rel_err"], batch["agree"], len(xb), batch["us"],
                "" if batch["ok"] else "  <-- MISMATCH"))
-    steps = _train_steps(check, params, X_train, y_train)
+    steps = _train_steps(check, params, X_train, y_train, load)
     result = {
         "rows": len(X_test), "host_epochs": HOST_SCHEDULE[0][0], "host_accuracy": host_acc,
         "device_accuracy": sum(b["right"] for b in batches) / len(X_test),
@@ -90,16 +90,22 @@ def digits_batch(check):
     return min(check.batch_size, DIGITS_BATCH)
 
 
-def _train_steps(check, params, X_train, y_train):
-    """TRAIN_STEPS SGD steps on the device and on the reference; weights compared after each."""
+def _train_steps(check, params, X_train, y_train, load):
+    """TRAIN_STEPS SGD steps on the device and on the reference; weights compared after each.
+    The first survives a reset or a heap too full (check.retry): reloaded, the weights are
+    still those it starts from."""
     reference = dict(params)
     optimizer = SGD(lr=TRAIN_LR)
     steps = []
-    batch_size = check.fit("digits", DIGITS_CONFIG, digits_batch(check), "train")
+    batch_size = digits_batch(check)
     for step in range(TRAIN_STEPS):
         rows = slice(step * batch_size, (step + 1) * batch_size)
         x, labels = X_train[rows], y_train[rows]
-        head = check.board.link.train_step(x, labels, "sgd", TRAIN_LR)
+        if step == 0:
+            head = check.retry(lambda link: link.train_step(x, labels, "sgd", TRAIN_LR), load)
+        else:
+            head = check.board.link.train_step(x, labels, "sgd", TRAIN_LR)
+        check.said("digits", "train", head, len(x))
         _, weights = check.board.link.get_weights()
         loss = train_step(DIGITS_CONFIG, reference, optimizer, x, labels)
         err = max(relative_error(weights[k].astype(np.float64), reference[k]) for k in reference)

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import digits_check, heap_fit
+from . import digits_check
+from .heap_replies import HeapReplies
 from ..quantize import quantize_tensor
 from .run_report import write_report
-from .. import protocol
-from ..board.board import Board, DeviceReset
+from ..board.board import Board
 from ..board.ports import choose
 from ..errors import UsageError
 from .progress import Progress
@@ -70,7 +70,7 @@ class Summary:
     seconds: float = 0.0
     digits: dict = field(default_factory=dict)  # digits_check.check_digits, when run
     vowels: dict = field(default_factory=dict)  # vowels_check.check_vowels, when run
-    reduced: list = field(default_factory=list)  # what Check.fit cut to fit the heap
+    reduced: list = field(default_factory=list)  # what the board ran in pieces (Check.said)
 
     @property
     def ok(self):
@@ -145,7 +145,7 @@ def reference_qlayers(head, arrays):
 
 
 # ---- the check ---------------------------------------------------------------------------
-class Check:
+class Check(HeapReplies):
     """Runs the whole check over `board` (a board.Board with its link started)."""
 
     def __init__(self, board, batch_size=16, seed=42, out=print, progress=True,
@@ -188,65 +188,17 @@ class Check:
         self.summary.seconds = time.monotonic() - start
         return self.summary
 
-    def retry(self, ask, reload=None):
-        """ask(link), a request that survives one device reset: reconnect, reload, ask again."""
-        try:
-            return ask(self.board.link)
-        except (DeviceReset, protocol.LinkTimeout) as err:
-            self.summary.resets += 1
-            self.out("the device reset (%s): reconnecting" % err)
-            self.board.start_link()
-            if reload:
-                reload()
-            return ask(self.board.link)
-
-    def fit(self, name, config, asked, work, taken=0):
-        """The rows (at most `asked`) of a `work` request ("forward", "quantize", "train") on
-        the loaded model `name` that fit in the board's heap: heap_fit.rows_that_fit on the
-        bytes free after the last LOAD_MODEL (its reply says), less `taken` bytes made since
-        (an int8 model). A cut is printed and kept in the summary."""
-        free = self.board.link.free - taken
-        rows = heap_fit.rows_that_fit(free, config, asked, work,
-                                      heap_fit.board_word_bits(self.summary.device),
-                                      self.board.link.float_bytes)
-        if rows < asked:
-            note = ("%s %s: %d row(s) a request, not %d (%d bytes free with the model loaded)"
-                    % (name, work, rows, asked, free))
-            self.summary.reduced.append(note)
-            self.out("heap: " + note)
-        return rows
-
-    def make_room(self, name, config):
-        """Before a LOAD_MODEL of `config`: when it would not fit in the heap left free,
-        restart the link (a soft reset), which frees what the earlier models left behind
-        (their modules' code among it); said and kept in the summary like a cut. The STATUS
-        survives a link that left on the host's silence (the host training before)."""
-        free = self.retry(lambda link: link.status())["free"]
-        if heap_fit.model_fits(free, config, self.board.link.float_bytes):
-            return
-        self.board.stop_link()
-        self.board.start_link()
-        note = ("%s: the link restarted on a fresh heap for the model (%d bytes were free, "
-                "%d are now)" % (name, free, self.board.link.status()["free"]))
-        self.summary.reduced.append(note)
-        self.out("heap: " + note)
-
     def _check_model(self, name, params, X):
-        calibration = []  # the rows QUANTIZE calibrates on: all of X when they fit
-
         def load():
             head = self.board.link.load_model(IRIS_CONFIG, params)
             if head["config"] != IRIS_CONFIG:
                 raise RuntimeError("the device's model config %r is not the harness's %r"
                                    % (head["config"], IRIS_CONFIG))
-            if not calibration:
-                rows = self.fit(name, IRIS_CONFIG, len(X), "quantize")
-                calibration.append(X[np.linspace(0, len(X) - 1, rows).round().astype(int)])
-            return self.board.link.quantize(calibration[0])
+            return self.board.link.quantize(X)  # calibration: all the rows
 
         qhead, qarrays = self.retry(lambda link: load())
+        self.said(name, "quantize", qhead, len(X))
         qlayers = reference_qlayers(qhead, qarrays)
-        int8_bytes = sum(a.nbytes for a in qarrays.values())
         ref_logits, caches = sequential_forward(IRIS_CONFIG, params, X)
         attention_ref = next(c for c in caches if isinstance(c, dict))["A_cache"]
         keep = self.samples.setdefault(name, {"device": [], "reference": [], "attention": None,
@@ -255,7 +207,7 @@ class Check:
                                               "int8": [],
                                               "maps": attention_ref,
                                               "classes": ref_logits.argmax(1)})
-        batch = self.fit(name, IRIS_CONFIG, self.batch_size, "forward", int8_bytes)
+        batch = self.batch_size
         starts = range(0, len(X), batch)
         for index, start in enumerate(starts):
             if self.on_batch:
@@ -265,6 +217,7 @@ class Check:
             first = index == 0
             fhead, got = self.retry(lambda link: link.forward(xb, attention=first, int8=True),
                                     reload=load)
+            self.said(name, "forward", fhead, len(xb))
             logits = got["logits"].astype(np.float64)
             xq = got["xq"].reshape(xb.shape)  # the int8 input as the device quantized it
             s_out = fhead["out_scale"]
@@ -294,8 +247,9 @@ class Check:
     def _check_train_step(self, params, X, y):
         """One SGD step on the device and on the reference; the weights read back agree."""
         self.board.link.load_model(IRIS_CONFIG, params)
-        rows = slice(0, self.fit("random", IRIS_CONFIG, self.batch_size, "train"))
+        rows = slice(0, self.batch_size)
         head = self.board.link.train_step(X[rows], y[rows], "sgd", TRAIN_STEP_LR)
+        self.said("random", "train", head, len(X[rows]))
         _, weights = self.board.link.get_weights()
         reference = dict(params)
         loss = train_step(IRIS_CONFIG, reference, SGD(lr=TRAIN_STEP_LR), X[rows], y[rows])

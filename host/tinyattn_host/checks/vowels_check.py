@@ -19,10 +19,10 @@ from .digits_check import relative_error
 
 TOLERANCE = 1e-4
 HOST_SCHEDULE = ((1, 2e-3),)
-CALIB_ROWS = 8  # the calibration runs the float model on them at once: 8 of 29 frames fit
-# a 300 KB board's heap too; the check is bit for bit against the model the device made
+CALIB_ROWS = 8  # calibration utterances: the board runs as many at once as fit its heap
+# (its reply says); the check is bit for bit against the model the device made
 STANDIN_ROWS = 32  # test utterances sent by default to a virtual board on the ulab stand-in
-QUANTIZE_TIMEOUT = 120  # seconds: calibration runs the float model on every row at once
+QUANTIZE_TIMEOUT = 120  # seconds: calibration, in pieces in a small heap
 
 
 def check_vowels(check, rows=None):
@@ -39,20 +39,15 @@ def check_vowels(check, rows=None):
     X_train, _, train_lengths = data["train"]
     X, y, lengths = (a[:rows] for a in data["test"])
     mask = padding_mask(lengths, S)
-    calib_rows = []  # CALIB_ROWS, or fewer when they do not fit in the heap
 
     def load():
         check.board.link.load_model(config, params)
-        if not calib_rows:
-            calib_rows.append(check.fit("vowels", config, CALIB_ROWS, "quantize"))
-        n = calib_rows[0]
-        return check.board.link.quantize(X_train[:n], padding_mask(train_lengths[:n], S),
+        return check.board.link.quantize(X_train[:CALIB_ROWS],
+                                         padding_mask(train_lengths[:CALIB_ROWS], S),
                                          timeout=QUANTIZE_TIMEOUT)
 
-    check.make_room("vowels", config)
-    qhead, qarrays = load()
-    batch_size = check.fit("vowels", config, batch_size, "forward",
-                           sum(a.nbytes for a in qarrays.values()))
+    qhead, qarrays = check.load("vowels", load)
+    check.said("vowels", "quantize", qhead, CALIB_ROWS)
     qlayers = int8_layers(qhead["layers"], qarrays)
     want, _ = sequential_forward(config, params, X, mask)
     out("%-8s %5s %4s %12s %7s %11s %9s %9s"
@@ -60,9 +55,11 @@ def check_vowels(check, rows=None):
     batches = []
     kept = check.samples["vowels"] = {"device": [], "reference": [], "int8": [], "stream": None}
     s_out = out_scale(qhead["layers"][-1])
-    for index, start in enumerate(range(0, len(X), batch_size)):
-        xb, mb = X[start:start + batch_size], mask[start:start + batch_size]
-        head, got = check.retry(lambda link: link.forward(xb, mb, int8=True), reload=load)
+    for index, (start, stop, (head, got)) in enumerate(check.batches(
+            "vowels", len(X), batch_size,
+            lambda link, a, b: link.forward(X[a:b], mask[a:b], int8=True), load)):
+        xb, mb = X[start:stop], mask[start:stop]
+        check.said("vowels", "forward", head, len(xb))
         logits = got["logits"].astype(np.float64)
         ref = want[start:start + len(xb)]
         xq = got["xq"].reshape(xb.shape)  # the int8 input as the device quantized it

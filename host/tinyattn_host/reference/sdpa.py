@@ -30,8 +30,7 @@ def sdpa_forward(q, k, v, seq_len, num_heads, kv_len=None, num_kv_heads=None, ma
                  drop=None, empty_rows="zeros"):
     """(out, cache) of the call; cache is what sdpa_backward needs (the weights A included),
     an object, not a dict: its arrays are views of the inputs, or what an attention layer's
-    own cache holds too, so tinyattn_host.checks.heap_fit's count of a model's cached floats
-    leaves them out.
+    own cache holds too.
 
     drop: (B*H*S, S_kv) factors the weights are multiplied by before A v (an attention
     layer's dropout: keep / (1 - p)), or None. empty_rows: "zeros" (ONNX) or "uniform" (a row
