@@ -15,19 +15,13 @@ from .chunks import CALIBRATION_BATCH, in_chunks, joined, piece, rows_a_sample, 
 from .framing import LinkError
 from .records import (RequestRows, expect, field, integers, matrix, mask_of, only,
                       require_finite, shape_of)
-from .handlers_int8 import forward_int8, int8_forward, load_qmodel, need_qmodel
+from .speed import bench
+from .handlers_int8 import forward_int8, int8_forward, load_qmodel
+from .loaded import need_model, need_qmodel
 from .run import run
-from .timing import median
-from .wire import (ATTENTION, BAD_VALUE, BENCH, BENCH_BUDGET_MS, CHUNK, FORWARD, FORWARD_INT8,
-                   GET_WEIGHTS, HELLO, LOAD_MODEL, LOAD_QMODEL, MAX_HEAD, MAX_MESSAGE,
-                   MAX_REPEAT, MAX_SCORES, MAX_SEQ_LEN, NO_MODEL, PROTOCOL, QUANTIZE, STATUS,
-                   RUN, STREAM, TRAIN_STEP)
-
-
-def need_model(session):
-    if session.model is None:
-        raise LinkError(NO_MODEL, "no model loaded: send LOAD_MODEL first")
-    return session.model
+from .wire import (ATTENTION, BAD_VALUE, BENCH, CHUNK, FORWARD, FORWARD_INT8, GET_WEIGHTS,
+                   HELLO, LOAD_MODEL, LOAD_QMODEL, MAX_HEAD, MAX_SCORES, MAX_SEQ_LEN, PROTOCOL,
+                   QUANTIZE, STATUS, RUN, STREAM, TRAIN_STEP)
 
 
 def hello(session, head, arrays):
@@ -235,30 +229,6 @@ def get_weights(session, head, arrays):
     return {"config": model.config()}, [(name, p) for name, p, _ in model.collect_params(False)]
 
 
-def bench(session, head, arrays):
-    """Median microseconds per forward of a batch of zeros through the loaded models: a
-    warm-up call, then `repeat` calls, fewer when they take over BENCH_BUDGET_MS."""
-    from ulab import numpy as np
-
-    only(head, ("batch", "repeat"))
-    batch = field(head, "batch", "int", 16, low=1, high=MAX_MESSAGE // 4)
-    repeat = field(head, "repeat", "int", 3, low=1, high=MAX_REPEAT)
-    expect(arrays, ())
-    model = need_model(session)
-    first = model.layers[0]
-    if not hasattr(first, "in_features"):
-        raise LinkError(BAD_VALUE, "BENCH needs a model whose first layer is Dense")
-    x = np.zeros((batch, first.in_features))
-    result = {"batch": batch, "repeat": repeat}
-    runs = (("float_us", model.forward),) if session.qmodel is None else \
-        (("float_us", model.forward), ("int8_us", session.qmodel.forward))
-    for name, run in runs:
-        result[name] = _median_us(lambda: run(x), repeat)
-    gc.collect()
-    result["free"] = gc.mem_free()
-    return result, ()
-
-
 def quantize(session, head, arrays):
     """Quantize the loaded model with a calibration batch; reply the int8 model. Calibrated
     16 samples at a time (int8.quantize's batch_size), fewer when they do not fit (chunks.py:
@@ -311,23 +281,6 @@ HANDLERS = {
 }
 """The messages a request may be (TRANSFER, which carries one of them, is server.py's: the
 transfer looks its message up here, so this module does not import it)."""
-
-
-def _median_us(call, repeat):
-    """The median microseconds of `repeat` calls after a warm-up, fewer past BENCH_BUDGET_MS. Not
-    bench.medians: the bench is its own mip package, which a board serving the link may lack,
-    and BENCH's answer (protocol.md) is this simpler median."""
-    gc.collect()
-    call()
-    times = []
-    budget = time.ticks_add(time.ticks_ms(), BENCH_BUDGET_MS)
-    for _ in range(repeat):
-        start = time.ticks_us()
-        call()
-        times.append(time.ticks_diff(time.ticks_us(), start))
-        if time.ticks_diff(budget, time.ticks_ms()) < 0:
-            break
-    return int(median(times))
 
 
 def _weights_finite(model):

@@ -4,15 +4,8 @@ part; QUANTIZE, which needs the float model, is handlers.py's. Same contract as 
 import time
 
 from .chunks import in_chunks, joined, piece, said
-from .framing import LinkError
+from .loaded import need_qmodel
 from .records import field, integers, mask_of, only, shape_of
-from .wire import NO_MODEL
-
-
-def need_qmodel(session):
-    if session.qmodel is None:
-        raise LinkError(NO_MODEL, "no int8 model: send QUANTIZE or LOAD_QMODEL first")
-    return session.qmodel
 
 
 def load_qmodel(session, head, arrays):
