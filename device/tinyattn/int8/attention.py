@@ -163,6 +163,12 @@ class QAttention:
     def run(self):
         run_attention(self.headers, self._kernels, self._attend, self.core)
 
+    def calls(self):
+        """run()'s five calls as (function, a, b) triples."""
+        h, linear = self.headers, self._kernels
+        out = [(linear[n][0], h[n], linear[n][1]) for n in ("q", "k", "v")]
+        return out + [(self._attend, self.core, None), (linear["o"][0], h["o"], linear["o"][1])]
+
     def set_keep(self, keep):
         """The keep bytes (B*S, 0 = padding key) of the next runs in a QSequential, or None."""
         kernels_attend.set_keep(self.core, keep, False)

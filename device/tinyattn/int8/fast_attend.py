@@ -30,7 +30,7 @@ def core(fast, kv_len, head_dim, score_mult, work=None):
     table = attend_layout.exp_table(score_mult)
     viper = kernels_attend.attend
 
-    def run(h):
+    def run(h, _=None):  # (kernels_attend.attend's arguments)
         if kernels_attend.fast_call(h):
             fast(h, work, table)
         else:

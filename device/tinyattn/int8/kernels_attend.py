@@ -342,6 +342,6 @@ def fast_call(h):
     return not (h[_A_USE_KEEP] or h[_A_TRACE])
 
 
-def attend(h):
-    """Run a bound attention header: every sequence, head and query in one call."""
+def attend(h, _=None):
+    """Run a bound attention header: every sequence, head and query (`_` is unused)."""
     _attend(h, _EXP)

@@ -175,3 +175,9 @@ def check_keep(h, keep):
 def pool_keep(h, keep):
     """Run a bound masked pooling header with its keep bytes (check_keep them first)."""
     _pool_keep(h, keep)
+
+
+def pool_call(h, keep=None):
+    """pool(h), or pool_keep(h, keep) when keep is given, as (function, a, b), function(a, b):
+    a QSequential's flat list of calls."""
+    return (_pool, h, h) if keep is None else (_pool_keep, h, keep)

@@ -8,7 +8,9 @@ Contract of a quantized layer (QSequential relies on nothing else):
   layer's, from the stats or its own accumulator), the sequence length of a lone Attention;
 - `plan(src, rows, cols)`: make (once per row count) and bind the buffers for int8 input `src`
   of that shape, check everything, return (output buffer, rows, cols);
-- `run()`: the kernels, positionally, no allocation;
+- `run()`: the kernels, positionally, no allocation; `calls()`, where a layer has it, the
+  same kernel calls as (function, a, b) triples, each run as function(a, b), good until the
+  next plan or set_keep (QSequential runs a flat list of them: no Python frame a layer);
 - `spec()`, `arrays(prefix)` and `from_spec(spec, arrays, prefix)`: the saved form, weights
   as int8 (kept in memory as offset binary, w + 128, which the kernels load without a sign
   step); `FIELDS`, the saved form's schema, and `FLOAT` (or `float_entry(spec)`), the fields
@@ -88,6 +90,9 @@ class QDense:
     def run(self):
         linear, w = self._kernel
         linear(self.header, w)
+
+    def calls(self):
+        return [(self._kernel[0], self.header, self._kernel[1])]
 
     def spec(self):
         return {"kind": "Dense", "in": self.in_features, "out": self.out_features,
@@ -217,6 +222,9 @@ class QTokens:
     def run(self):
         pass
 
+    def calls(self):
+        return []
+
     def spec(self):
         return {"kind": "Tokens", "seq_len": self.seq_len, "s_x": self.s_x}
 
@@ -293,6 +301,11 @@ class QGlobalAvgPool:
             kernels_pool.pool(self.header)
         else:
             kernels_pool.pool_keep(self.keep_header, self.keep)
+
+    def calls(self):
+        if self.keep is None:
+            return [kernels_pool.pool_call(self.header)]
+        return [kernels_pool.pool_call(self.keep_header, self.keep)]
 
     def spec(self):
         spec = {"kind": "GlobalAvgPool", "seq_len": self.seq_len, "mult": self.mult,

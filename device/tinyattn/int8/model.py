@@ -10,7 +10,7 @@ import gc
 import sys
 
 from ..nn.checks import require_2d
-from .numbers import Quantizer, quantize_tensor
+from .numbers import int8_buffer
 from .scratch import Scratch
 
 # What only a load's check and reading need (the file and its format's constants, the
@@ -48,8 +48,10 @@ def layer_kind(kind=None):
 class QSequential:
     """The int8 model: float input quantized once, int8 layers, dequantized output.
 
-    Buffers are made when the input's row count changes and reused after that; forward_int
-    returns the last layer's own buffer, overwritten by the next call.
+    Buffers are made when the input's row count changes and reused after that, and the
+    layers' kernel calls gathered in one flat list (their `calls()`; run() for a layer
+    without); forward_int returns the last layer's own buffer, overwritten by the next call;
+    forward returns a new float array each call.
     """
 
     def __init__(self, layers):
@@ -62,6 +64,7 @@ class QSequential:
                 layer.share_scratch(shared)
         self._source = self._rows = self._cols = None  # the input the layers are bound to
         self._outputs = []
+        self._calls = None  # [(function, a, b)]: every kernel call of a forward, in order
         self._xq = self._numbers = None  # the input's int8 buffer, its Quantizer
         self._kept = True  # a mask may be set in the layers (a new model: say None once)
 
@@ -77,8 +80,17 @@ class QSequential:
         for layer in self.layers:
             x, rows, cols = layer.plan(x, rows, cols)
             outputs.append((x, rows, cols))
-        self._outputs = outputs
+        self._outputs, self._calls = outputs, None
         self._source, self._rows, self._cols = source, in_rows, in_cols
+
+    def calls(self):
+        """Every layer's kernel calls in order, (function, a, b) each (_run for a layer
+        without calls())."""
+        out = []
+        for layer in self.layers:
+            calls = getattr(layer, "calls", None)
+            out += [(_run, layer, None)] if calls is None else calls()
+        return out
 
     def forward_int(self, x, rows, cols, trace=None, keep=None):
         """Run the integer layers on int8 x; returns (buffer, rows, cols) of the last.
@@ -92,9 +104,12 @@ class QSequential:
             for layer in self.layers:
                 if hasattr(layer, "set_keep"):
                     layer.set_keep(keep)
-            self._kept = keep is not None
-        for layer in self.layers:
-            layer.run()
+            self._kept, self._calls = keep is not None, None
+        calls = self._calls
+        if calls is None:
+            calls = self._calls = self.calls()
+        for function, a, b in calls:
+            function(a, b)
         if trace is not None:
             trace.extend(self._outputs)
         return self._outputs[-1]
@@ -111,11 +126,13 @@ class QSequential:
             B, S = require_2d("mask", mask)
             require_mask(mask, B, S)  # 0/1, a kept token in every row; B: the layers check
             keep = keep_bytes(mask, B * S, S)
-        if self._xq is None or len(self._xq) != rows * cols:
-            self._xq = quantize_tensor(x, self.in_scale)
+        if self._numbers is None:  # (its steps are found in this first call's quantize)
+            from .quantizer import Quantizer
+
             self._numbers = Quantizer(1.0 / self.in_scale, -128, self.layers[-1].out_scale())
-        else:
-            self._numbers.quantize_into(x, self._xq)
+        if self._xq is None or len(self._xq) != rows * cols:
+            self._xq = int8_buffer(rows * cols)
+        self._numbers.quantize_into(x, self._xq)
         y, rows, cols = self.forward_int(self._xq, rows, cols, keep=keep)
         return self._numbers.dequantize(y, rows, cols)
 
@@ -168,6 +185,10 @@ class QSequential:
         except ValueError as err:
             raise ValueError("%s not saved: %s" % (path, err))
         store.write_file(path, QUANTIZED, dumps(description), arrays)
+
+
+def _run(layer, _):
+    layer.run()
 
 
 def from_description(description, arrays, classes=None, release=False):

@@ -88,25 +88,7 @@ def quantize_into(x, inverse_scale, low, out):
     _quantize(x, inverse_scale, low, float(low), 127.0, 128.0, out)
 
 
-class Quantizer:
-    """quantize_into and dequantize for one model's input and output scales, their numbers
-    made once as one-element float32 ulab arrays: ulab turns every Python number an operation
-    gets into an array of its own (the same float32 numbers, so the same results; fewer
-    arrays a call: docs/quantization.md, *Speed*)."""
-
-    def __init__(self, inverse_scale, low, out_scale):
-        self.inverse, self.low_value, self.low = _number(inverse_scale), low, _number(low)
-        self.high, self.offset, self.scale = _number(127), _number(128), _number(out_scale)
-
-    def quantize_into(self, x, out):
-        _quantize(x, self.inverse, self.low_value, self.low, self.high, self.offset, out)
-
-    def dequantize(self, values, rows, cols):
-        return dequantize(values, rows, cols, self.scale)
-
-
-def _number(value):
-    return np.array([[float(value)]])
+NOT_FINITE = "x holds NaN or infinity; the int8 model takes finite input"
 
 
 def _quantize(x, inverse_scale, low_value, low, high, offset, out):
@@ -121,17 +103,22 @@ def _quantize(x, inverse_scale, low_value, low, high, offset, out):
         from ..nn.checks import all_finite
 
         if not all_finite(x):
-            raise ValueError("x holds NaN or infinity; the int8 model takes finite input")
-    v = x * inverse_scale  # then clamped (one row: only when a value is out) and offset
-    if rows > 1 or np.min(v) < low_value or np.max(v) > 127:
-        v = _clip(v, low, high)
-    v += offset
-    u = np.array(v, dtype=np.uint8)
+            raise ValueError(NOT_FINITE)
+    u = _offset_bytes(x, inverse_scale, low_value, low, high, offset)
     try:
         u = memoryview(u)  # ulab's buffer
     except TypeError:  # the stand-in has none
         u = bytearray(u.flatten().tolist())
     kernels.table_lookup(u, out, rows * cols, _FLIP)
+
+
+def _offset_bytes(x, inverse_scale, low_value, low, high, offset):
+    """uint8(clip(x * inverse_scale, low, high) + offset), a ulab array of x's shape."""
+    v = x * inverse_scale  # then clamped (one row: only when a value is out) and offset
+    if x.shape[0] > 1 or np.min(v) < low_value or np.max(v) > 127:
+        v = _clip(v, low, high)
+    v += offset
+    return np.array(v, dtype=np.uint8)
 
 
 def dequantize(values, rows, cols, scale):

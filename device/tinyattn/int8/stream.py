@@ -32,7 +32,7 @@ from .encoder import QTransformerEncoderLayer
 from .layers import QActivation, QDense, QGlobalAvgPool
 from .model import QSequential
 from .norm import QLayerNorm, QPositional
-from .numbers import Quantizer, int8_buffer
+from .numbers import int8_buffer
 from ..nn.checks import require_2d
 from ..nn.spec import STREAM, role
 
@@ -67,6 +67,8 @@ class QStream:
         self._out, self._cols = src, cols
         self.out_code = qmodel.out_code()
         self._scale = qmodel.layers[-1].out_scale()
+        from .quantizer import Quantizer
+
         self._numbers = Quantizer(1.0 / self.in_scale, -128, self._scale)
         self.reset()
 
