@@ -230,9 +230,10 @@ def get_weights(session, head, arrays):
 
 
 def quantize(session, head, arrays):
-    """Quantize the loaded model with a calibration batch; reply the int8 model. Calibrated
-    16 samples at a time (int8.quantize's batch_size), fewer when they do not fit (chunks.py:
-    the same scales, bit for bit)."""
+    """Quantize the loaded model with a calibration batch; reply the int8 model, which takes
+    the place of the session's (let go first when the two do not fit together; a refused
+    request keeps it). Calibrated 16 samples at a time (int8.quantize's batch_size), fewer
+    when they do not fit (chunks.py: the same scales, bit for bit)."""
     from ..int8.convert import quantize
 
     only(head, ())
@@ -242,9 +243,17 @@ def quantize(session, head, arrays):
     x = matrix(arrays, "x") if hasattr(model.layers[0], "num_embeddings") else \
         RequestRows(arrays, "x")
     largest = min(CALIBRATION_BATCH, samples(x, rows_a_sample(model)))
-    session.qmodel, at_once = in_chunks(
-        session, "quantize", largest,
-        lambda at_once: quantize(model, x, mask=mask, batch_size=at_once))
+    run = lambda at_once: quantize(model, x, mask=mask, batch_size=at_once)  # noqa: E731
+    for last_try in (session.qmodel is None, True):
+        try:
+            session.qmodel, at_once = in_chunks(session, "quantize", largest, run)
+            break
+        except MemoryError:
+            if last_try:
+                raise
+        session.qmodel = session.qmodel_rows = None  # the old int8 model makes room
+        session.at_once.pop("quantize", None)
+        gc.collect()
     session.qmodel_rows = rows_a_sample(model)  # FORWARD_INT8's rows a sample
     return said(session.qmodel.description(), at_once, largest), session.qmodel.named_arrays()
 
