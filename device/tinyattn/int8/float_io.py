@@ -24,8 +24,6 @@ import array
 import micropython
 from micropython import const
 
-from .kernels import EXT  # a 32-bit load sign-extended: (v << EXT) >> EXT
-
 LOW31 = 0x7FFFFFFF  # flips a negative pattern's magnitude bits: key <-> bits
 EXPONENT = 0x7F800000  # every exponent bit: infinity or NaN
 FIELDS = const(3)  # [word shift, exponent mask, low 31 bits], then the steps
@@ -33,6 +31,17 @@ FIRST = -2139095041  # key(-infinity): below every finite float's key
 LAST = 2139095039  # key(largest float): u there is 255 for every scale
 
 
+@micropython.viper
+def _word_bits() -> int:
+    n = 0
+    x = 1
+    while x != 0:
+        x = x << 1
+        n += 1
+    return n
+
+
+EXT = _word_bits() - 32  # a 32-bit load sign-extended: (v << EXT) >> EXT
 
 
 @micropython.viper
