@@ -126,15 +126,21 @@ class QSequential:
             B, S = require_2d("mask", mask)
             require_mask(mask, B, S)  # 0/1, a kept token in every row; B: the layers check
             keep = keep_bytes(mask, B * S, S)
-        if self._numbers is None:  # (its steps are found in this first call's quantize)
-            from .quantizer import Quantizer
-
-            self._numbers = Quantizer(1.0 / self.in_scale, -128, self.layers[-1].out_scale())
+        self.prepare()
         if self._xq is None or len(self._xq) != rows * cols:
             self._xq = int8_buffer(rows * cols)
         self._numbers.quantize_into(x, self._xq)
         y, rows, cols = self.forward_int(self._xq, rows, cols, keep=keep)
         return self._numbers.dequantize(y, rows, cols)
+
+    def prepare(self):
+        """Make the input's Quantizer and find its steps now (else the first forward does):
+        a server does it right after QUANTIZE or LOAD_QMODEL, before the heap is in pieces."""
+        if self._numbers is None:
+            from .quantizer import Quantizer
+
+            self._numbers = Quantizer(1.0 / self.in_scale, -128, self.layers[-1].out_scale())
+            self._numbers.prepare()
 
     def logits(self, tokens):
         """A language model's (QEmbedding first) logits at every position of the list of

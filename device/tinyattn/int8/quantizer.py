@@ -51,10 +51,14 @@ class Quantizer:
                 pass
             gc.collect()  # the search's garbage, before the layers' buffers are made
 
+    def prepare(self):
+        """Find the steps (once)."""
+        if self.table is None:
+            self.table = self._find_steps()
+
     def quantize_into(self, x, out):
+        self.prepare()
         table = self.table
-        if table is None:
-            table = self.table = self._find_steps()
         if table and len(out) <= STEPS_MOST and getattr(x, "itemsize", 0) == 4:
             try:
                 bad = self._io.to_int8(x, out, len(out), table)

@@ -255,6 +255,8 @@ def quantize(session, head, arrays):
         session.at_once.pop("quantize", None)
         gc.collect()
     session.qmodel_rows = rows_a_sample(model)  # FORWARD_INT8's rows a sample
+    if not hasattr(model.layers[0], "num_embeddings"):
+        session.qmodel.prepare()  # its input's code and steps now, while the heap is whole
     return said(session.qmodel.description(), at_once, largest), session.qmodel.named_arrays()
 
 
