@@ -6,7 +6,8 @@ import array
 import check
 from int8_near import near_spec
 from tinyattn.int8 import load
-from tinyattn.int8.attention import QAttention
+from tinyattn.int8.attention_convert import SelfAttention
+from tinyattn.int8.attention_schema import SelfAttention as Schema
 from tinyattn.int8.stream import QStream
 
 TRACED = (("Q", "Q"), ("K", "K"), ("V", "V"), ("scores", "scores"), ("probs", "probs"),
@@ -37,7 +38,8 @@ def test_gqa_layer_float_forward_is_near_the_float_layer():
 
 
 class _FloatGqa:
-    """What QAttention.from_float reads of a float Attention(64, 8, num_kv_heads=2)."""
+    """What attention_convert.SelfAttention.from_float reads of a float Attention(64, 8,
+    num_kv_heads=2)."""
 
     embed_dim, num_heads, num_kv_heads, head_dim = 64, 8, 2, 8
 
@@ -50,8 +52,8 @@ class _FloatGqa:
 def test_from_float_with_kv_heads_matches_the_hosts_description():
     f = check.fixture("layer")
     spec = f["spec"]
-    q = QAttention.from_float(_FloatGqa(f), f["stats"], spec["scales"]["x"],
-                              spec["scales"]["y"], 12)
+    q = SelfAttention.from_float(_FloatGqa(f), f["stats"], spec["scales"]["x"],
+                                 spec["scales"]["y"], 12)
     near_spec(q.spec(), spec, "from_float")
     check.equal(len(q.weights["k"]), 16 * 64, "Wk bytes")
 
@@ -77,8 +79,8 @@ def test_a_description_whose_kv_heads_do_not_divide_the_heads_is_refused():
     from tinyattn.int8.fields import check_layer_spec
 
     spec = dict(check.fixture("layer")["spec"], H_kv=3)
-    text = check.message(ValueError, check_layer_spec, "layers[0]", spec, QAttention)
+    text = check.message(ValueError, check_layer_spec, "layers[0]", spec, Schema)
     assert "'H_kv' (3) must divide 'H' (8)" in text, text
     spec["H_kv"] = 0
-    text = check.message(ValueError, check_layer_spec, "layers[0]", spec, QAttention)
+    text = check.message(ValueError, check_layer_spec, "layers[0]", spec, Schema)
     assert "field 'H_kv' must be an int" in text, text

@@ -88,9 +88,9 @@ def test_gelu_table_is_the_erf_gelu_rounded():
     """Every entry of the GELU table is round(gelu(v s_x) / s_y), the erf form, give or take
     one where float32 lands on the other side of a rounding boundary."""
     from tinyattn.nn.gelu import Gelu
-    from tinyattn.int8.layers import QActivation
+    from tinyattn.int8.layers_convert import Activation
 
-    q = QActivation.from_float("gelu_erf", Gelu().forward, 0.03, 0.025)
+    q = Activation.from_float("gelu_erf", Gelu().forward, 0.03, 0.025)
     want = check.fixture("gelu")["table"]
     diff = [abs(a - b) for a, b in zip(list(q.table), want)]
     check.equal(len(q.table), 256, "table entries")
@@ -120,7 +120,7 @@ def test_encoder_forward_allocates_nothing_once_planned():
 def test_bad_input_raises_value_error():
     from tinyattn.int8 import kernels_norm as N
     from tinyattn.nn.encoder import TransformerEncoderLayer
-    from tinyattn.int8.norm import add_multipliers
+    from tinyattn.int8.norm_convert import add_multipliers
     from ulab import numpy as np
 
     def ones(shape):

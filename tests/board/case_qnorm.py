@@ -5,7 +5,7 @@ import array
 
 import check
 from tinyattn.int8 import kernels_norm as N
-from tinyattn.int8.norm import add_multipliers, eps_units
+from tinyattn.int8.norm_convert import add_multipliers, eps_units
 
 
 def norm_kernel(c, in_place=False):

@@ -6,6 +6,7 @@ import array
 import check
 from tinyattn.int8 import kernels_pool
 from tinyattn.int8.layers import QGlobalAvgPool
+from tinyattn.int8.layers_schema import GlobalAvgPool
 
 
 def read(name):
@@ -65,5 +66,5 @@ def test_bad_input_gets_a_clear_value_error():
         assert words in message, "%r lacks %r" % (message, words)
     spec = layer.spec()
     spec["by_count"] = spec["by_count"][:3]
-    message = check.raises(ValueError, QGlobalAvgPool.check_spec, "layers[4]", spec)
+    message = check.raises(ValueError, GlobalAvgPool.check_spec, "layers[4]", spec)
     assert "'by_count' must hold seq_len (7)" in message, message

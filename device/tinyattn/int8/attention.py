@@ -5,18 +5,17 @@ Five kernel calls a forward: the Q, K and V projections (each requantized to int
 made; K and V written as offset binary, V transposed per sequence so that P V reads rows),
 the attention core (scores Q_h K_h^T, integer softmax to Q0.15, P V_h requantized into the
 context, for every sequence, head and query), and the output projection (int8, or int32 when
-it is the model's last layer).
+it is the model's last layer). attention_schema.py: its saved form's schema;
+attention_convert.py: its making from a float Attention.
 """
 
 import array
 
 from . import backend, kernels
-from .constants import EXP_LIMIT, EXP_STEPS, PROB_ONE
 from . import kernels_attend
 from .scratch import int8_buffer, signed
 from ..nn.checks import require_2d
-from .numbers import (dequantize, fixed_point, flip, int32_bias, int8_weights, multiplier,
-                       offset_binary, quantize_tensor, scale_for)
+from .numbers import dequantize, flip, offset_binary, quantize_tensor
 
 PROJECTIONS = ("q", "k", "v", "o")
 
@@ -29,16 +28,6 @@ class QAttention:
     H_kv)."""
 
     kind = "SelfAttention"
-    FIELDS = {"E": "dim", "H": "dim", "H_kv": "dim-", "seq_len": "dim?", "bias": "list",
-              "mults": {"q": "mult", "k": "mult", "v": "mult", "score": "mult", "ctx": "mult",
-                        "out": "mult?"},
-              "scales": {"x": "scale", "q": "scale", "k": "scale", "v": "scale", "ctx": "scale",
-                         "wq": "scale", "wk": "scale", "wv": "scale", "wo": "scale",
-                         "y": "scale?"}}
-
-    FLOAT = ("E", "H", "seq_len")  # int8/spec.py's float_config: the float entry's arguments
-    INT32 = ("mults", "out")  # int8/spec.py: a null output multiplier keeps the int32 accumulator
-
     def __init__(self, embed_dim, num_heads, seq_len, weights, biases, mults, scales,
                  num_kv_heads=None):
         self.embed_dim, self.num_heads, self.seq_len = embed_dim, num_heads, seq_len
@@ -76,38 +65,6 @@ class QAttention:
     @property
     def s_y(self):
         return self.scales["y"]
-
-    @staticmethod
-    def quantize(layer, stats, s_x, s_y, seq_len=None):
-        """From a SelfAttention (its own seq_len) or a lone Attention (seq_len given)."""
-        return QAttention.from_float(layer, stats, s_x, s_y, getattr(layer, "seq_len", seq_len))
-
-    @staticmethod
-    def from_float(layer, stats, s_x, s_y, seq_len):
-        """From a float Attention (its num_kv_heads, if it has one) and its
-        calibration_stats() {q, k, v: max |.|}."""
-        E, D = layer.embed_dim, layer.head_dim
-        H_kv = getattr(layer, "num_kv_heads", None) or layer.num_heads
-        weights, biases, scales = {}, {}, {"x": s_x, "y": s_y}
-        for n in PROJECTIONS:
-            weights[n], scales["w" + n] = int8_weights(getattr(layer, "W" + n))
-        mults = {}
-        for n in ("q", "k", "v"):
-            scales[n] = scale_for(stats[n])
-            s_acc = s_x * scales["w" + n]
-            biases[n] = int32_bias(getattr(layer, "b" + n), s_acc, E)  # depth E
-            mults[n] = multiplier(s_acc, scales[n])
-        # each context row is a convex combination of V rows: V's scale never saturates,
-        # whatever mask or causal flag the calibration did not see
-        scales["ctx"] = scales["v"]
-        s_acc = scales["ctx"] * scales["wo"]
-        biases["o"] = int32_bias(layer.bo, s_acc, E)
-        mults["out"] = None if s_y is None else multiplier(s_acc, s_y)
-        score = scales["q"] * scales["k"] / (D ** 0.5) * EXP_STEPS
-        mults["score"] = fixed_point(score, EXP_LIMIT)
-        mults["ctx"] = multiplier(scales["v"] / PROB_ONE, scales["ctx"])
-        return QAttention(E, layer.num_heads, seq_len, weights, biases, mults, scales,
-                          None if H_kv == layer.num_heads else H_kv)
 
     def out_scale(self):
         s = self.scales
@@ -216,37 +173,6 @@ class QAttention:
                for n in PROJECTIONS]
         out += [(prefix + "b" + n, self.bias(n), "i", (self.rows_of(n),)) for n in self._bias]
         return out
-
-    @staticmethod
-    def array_shapes(spec):
-        E = spec["E"]
-        E_kv = (spec.get("H_kv") or spec["H"]) * (E // spec["H"]) if spec["H"] else E
-        rows = dict((n, E_kv if n in ("k", "v") else E) for n in PROJECTIONS)
-        return [("W" + n, "b", (rows[n], E), True) for n in PROJECTIONS] + [
-            ("b" + n, "i", (rows[n],), n in spec["bias"]) for n in PROJECTIONS]
-
-    @staticmethod
-    def check_spec(where, spec):
-        """What FIELDS cannot say of a description (at `where`); ValueError naming the field."""
-        if spec["E"] % spec["H"]:
-            raise ValueError("%s: 'E' (%d) must be a multiple of 'H' (%d)"
-                             % (where, spec["E"], spec["H"]))
-        if spec["H"] % (spec.get("H_kv") or spec["H"]):
-            raise ValueError("%s: 'H_kv' (%d) must divide 'H' (%d)"
-                             % (where, spec["H_kv"], spec["H"]))
-        from ..link.wire import MAX_SEQ_LEN  # (its heap only for a check)
-
-        if spec["seq_len"] is not None and spec["seq_len"] > MAX_SEQ_LEN:
-            raise ValueError("%s: 'seq_len' %d is over %d" % (where, spec["seq_len"], MAX_SEQ_LEN))
-        for name in spec["bias"]:
-            if name not in PROJECTIONS:
-                raise ValueError("%s: 'bias' lists q, k, v, o, got %r" % (where, name))
-        if spec["mults"]["out"] is not None and spec["scales"]["y"] is None:
-            raise ValueError("%s: 'scales.y' must be a finite number > 0 when 'mults.out' is "
-                             "given" % where)
-        if spec["E"] // spec["H"] > kernels.MAX_DEPTH:
-            raise ValueError("%s: a head of %d values is over %d"
-                             % (where, spec["E"] // spec["H"], kernels.MAX_DEPTH))
 
     @staticmethod
     def from_spec(spec, arrays, prefix):

@@ -2,8 +2,9 @@
 
 quantize runs the float model on the calibration set, batch_size samples at a time (so the
 heap of one batch is enough: the float model keeps nothing between them), takes max |.| of
-every layer's input and output (and of attention's Q, K, V) over all batches, and builds the int8 layers of int8/layers.py and
-int8/attention.py (int8/numbers.py has the formats), in a QSequential (int8/model.py).
+every layer's input and output (and of attention's Q, K, V) over all batches, and makes each
+int8 layer with its kind's conversion (int8/layers_convert.py; int8/numbers.py has the
+formats), in a QSequential (int8/model.py).
 Not named quantize.py: importing a submodule sets the package's attribute of its name, which
 would hide the function tinyattn.int8.quantize.
 """
@@ -14,7 +15,8 @@ from ..nn.attention import Attention
 from ..nn.layers import Dense, SelfAttention, Tokens
 from ..nn.sequential import Sequential
 from ..nn.spec import takes_mask
-from .model import QSequential, int8_class
+from .model import QSequential
+from .classes import companion, int8_class
 
 
 def quantize(model, calibration_x, seq_len=None, batch_size=16, mask=None):
@@ -69,7 +71,8 @@ def quantize(model, calibration_x, seq_len=None, batch_size=16, mask=None):
 
 
 def _quantize_layer(layer, stats, s_x, s_y, seq_len):
-    """The int8 class its kind's declaration names (a lone Attention: SelfAttention's)."""
+    """The conversion of the int8 class its kind's declaration names (a lone Attention:
+    SelfAttention's)."""
     from ..nn.spec import KINDS
 
     kind = "SelfAttention" if isinstance(layer, Attention) else type(layer).__name__
@@ -79,7 +82,7 @@ def _quantize_layer(layer, stats, s_x, s_y, seq_len):
     if not hasattr(cls, "plan"):  # a language model's kind runs a position at a time
         raise ValueError("a %s layer is quantized with its language model (an Embedding "
                          "first): tinyattn.int8.quantize(model, token_ids)" % kind)
-    return cls.quantize(layer, stats, s_x, s_y, seq_len)
+    return companion(cls, "convert").quantize(layer, stats, s_x, s_y, seq_len)
 
 
 def _check_calibration(layers, x, seq_len):

@@ -11,9 +11,10 @@ from ulab import numpy as np
 from .constants import EXP_LIMIT, EXP_STEPS, PROB_ONE
 from .fixedpoint import fixed_point
 from .numbers import max_abs, multiplier, scale_for
-from .layers import QActivation, QDense
-from .model import QSequential, int8_class
-from .norm import add_multipliers
+from .layers_convert import Activation, Dense
+from .model import QSequential
+from .norm_convert import add_multipliers
+from .classes import companion, int8_class
 
 WINDOW = 64
 """Calibration tokens a window (the float forward's heap grows with its square)."""
@@ -26,7 +27,7 @@ def silu(a):
 
 def quantize_lm(layers, tokens, window=WINDOW):
     """The QSequential of a float language model's layers, scales from the token ids: each
-    layer quantized by its kind's int8 class (nn/spec.py), from its statistics and the scale
+    layer quantized by its kind's conversion (int8/layers_convert.py), from its statistics and the scale
     of the layer before's output (a block's statistics are its steps': block_stats)."""
     from ..nn.embedding import token_ids
     from ..nn.spec import KINDS
@@ -47,7 +48,7 @@ def quantize_lm(layers, tokens, window=WINDOW):
         if cls is None or hasattr(cls, "plan"):  # (a planned model's kind: not a position's)
             raise ValueError("cannot quantize a %s layer of a language model" % kind)
         s_x = quantized[-1].out_scale() if quantized else None
-        quantized.append(cls.quantize(layer, st, s_x, None))
+        quantized.append(companion(cls, "convert").quantize(layer, st, s_x, None))
     return QSequential(quantized)
 
 
@@ -107,7 +108,7 @@ def block_stats(block, x):
 
 
 class _Linear:
-    """A weight matrix as QDense.from_float takes a Dense."""
+    """A weight matrix as layers_convert.Dense.from_float takes a Dense."""
 
     def __init__(self, W):
         self.W, self.b = W, None
@@ -116,8 +117,8 @@ class _Linear:
 
 def block_parts(block, st, s_x, norm):
     """(spec, parts, silu table) of the QDecoderBlock of a float DecoderBlock, from its
-    statistics (block_stats) and input scale; norm: QRMSNorm.from_float (QDecoderBlock.quantize
-    calls this)."""
+    statistics (block_stats) and input scale; norm: decoder_convert.RMSNorm.from_float
+    (decoder_convert.DecoderBlock.quantize calls this)."""
     att, ff = block.attention, block.feed_forward
     s = dict((n, scale_for(st[n])) for n in st)
     parts = {"attention_norm": norm(block.attention_norm, s_x, s["attention_norm"]),
@@ -129,8 +130,8 @@ def block_parts(block, st, s_x, norm):
                               ("w1", ff.w1, s["ffn_norm"], s["w1"]),
                               ("w3", ff.w3, s["ffn_norm"], s["w3"]),
                               ("w2", ff.w2, s["gate"], s["w2"])):
-        parts[n] = QDense.from_float(_Linear(W), s_in, s_out)
-    silu_table = QActivation.from_float("silu", silu, s["w1"], s["silu"]).table
+        parts[n] = Dense.from_float(_Linear(W), s_in, s_out)
+    silu_table = Activation.from_float("silu", silu, s["w1"], s["silu"]).table
     D = att.head_dim
     spec = {"E": block.dim, "H": att.n_heads, "H_kv": att.n_kv_heads,
             "F": ff.hidden_dim, "seq_len": block.seq_len, "rope": att.rope,

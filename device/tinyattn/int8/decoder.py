@@ -9,23 +9,19 @@ int8 model as it runs a float one. A block, in int8 (each step's scale in its de
     k, v into the cache (K rows, V^T columns, offset binary); ctx = the int8 attention core
     (causal: the cache's positions 0..pos, the backend's core); h = x + ctx Wo^T;
     b = rmsnorm(h); y = h + (silu(b W1^T) * (b W3^T)) W2^T, silu a 256-entry table.
+
+decoder_schema.py: their saved form's schema; decoder_convert.py: their making.
 """
 
 from . import backend, kernels, kernels_attend
 from . import kernels_decoder as dk
 from . import kernels_norm as nk
 from .layers import QDense
-from .numbers import flip, int8_buffer, int8_weights, multiplier, round_half_up
+from .numbers import flip, int8_buffer
 from .rotary_fixed import frequencies, table
 
 PROJECTIONS = ("wq", "wk", "wv", "wo", "w1", "w3", "w2")
 NORMS = ("attention_norm", "ffn_norm")
-
-
-def eps_units(eps, E, s_x):
-    """RMSNorm's eps in units of sum x^2: round(E eps / s_x^2), in [1, 2^29]."""
-    v = min(E * eps / (s_x * s_x), 536870912.0)
-    return max(1, round_half_up(v))
 
 
 class QRMSNorm:
@@ -33,29 +29,11 @@ class QRMSNorm:
     out int8 at s_y; eps_q in units of sum x^2."""
 
     kind = "RMSNorm"
-    FLOAT = ("E",)  # int8/spec.py's float_config: the float entry's arguments
-    FIELDS = {"E": "dim", "eps": "count", "mult": "mult", "s_x": "scale", "s_g": "scale",
-              "s_y": "scale"}
-
     def __init__(self, E, gamma, eps, mult, s_x, s_g, s_y):
         self.E, self.gamma, self.eps, self.mult = E, gamma, eps, mult
         self.s_x, self.s_g, self.s_y = s_x, s_g, s_y
         self.header = dk.rmsnorm_header(E, eps, mult)
         self.out = int8_buffer(E)
-
-    @staticmethod
-    def from_float(layer, s_x, s_y):
-        E = layer.dim
-        gamma, s_g = int8_weights(layer.gamma.reshape((1, E)))
-        s_z = s_g * (E ** 0.5) / 4096  # z is x / sqrt(sum x^2) in Q12: rms's sqrt(E) here
-        return QRMSNorm(E, gamma, eps_units(layer.eps, E, s_x), multiplier(s_z, s_y), s_x,
-                        s_g, s_y)
-
-    @staticmethod
-    def quantize(layer, stats, s_x, s_y, seq_len=None):
-        from .numbers import scale_for
-
-        return QRMSNorm.from_float(layer, s_x, s_y or scale_for(stats["out"]))
 
     def out_scale(self):
         return self.s_y
@@ -73,10 +51,6 @@ class QRMSNorm:
         return [(prefix + "gamma", flip(self.gamma), "b", (self.E,))]
 
     @staticmethod
-    def array_shapes(spec):
-        return [("gamma", "b", (spec["E"],), True)]
-
-    @staticmethod
     def from_spec(spec, arrays, prefix):
         return QRMSNorm(spec["E"], flip(arrays[prefix + "gamma"]), spec["eps"],
                         tuple(spec["mult"]), spec["s_x"], spec["s_g"], spec["s_y"])
@@ -86,12 +60,6 @@ class QDecoderBlock:
     """A Llama block in int8 (module docstring); parts QRMSNorm and QDense (no biases)."""
 
     kind = "DecoderBlock"
-    FLOAT = ("E", "H", "H_kv", "F", "seq_len")  # int8/spec.py's float_config
-    FIELDS = {"E": "dim", "H": "dim", "H_kv": "dim", "F": "dim", "seq_len": "dim",
-              "rope": "str", "theta": "scale", "parts": "dict", "score": "mult",
-              "ctx": "mult", "gate": "mult", "s_silu": "scale", "adds": "adds",
-              "s_x": "scale", "s_y": "scale"}
-
     def __init__(self, spec, parts, silu):
         self.E, self.H, self.H_kv, self.F = spec["E"], spec["H"], spec["H_kv"], spec["F"]
         self.seq_len, self.rope, self.theta = spec["seq_len"], spec["rope"], spec["theta"]
@@ -112,14 +80,6 @@ class QDecoderBlock:
         self.add1, self.add2 = nk.add_header(self.E, self.adds[0]), nk.add_header(self.E,
                                                                                    self.adds[1])
         self._src = self._cache = None
-
-    @staticmethod
-    def quantize(layer, stats, s_x, s_y=None, seq_len=None):
-        """From the statistics of its steps (DecoderBlock.calibrate: convert_lm.block_stats),
-        inside its language model (a block has no plan: int8.quantize refuses it elsewhere)."""
-        from .convert_lm import block_parts
-
-        return QDecoderBlock(*block_parts(layer, stats, s_x, QRMSNorm.from_float))
 
     def out_scale(self):
         return self.s_y
@@ -201,41 +161,6 @@ class QDecoderBlock:
         for n in NORMS + PROJECTIONS:
             out += self.parts[n].arrays(prefix + n + ".")
         return out + [(prefix + "silu", self.silu, "b", (256,))]
-
-    @staticmethod
-    def array_shapes(spec):
-        out = [(n + ".gamma", "b", (spec["E"],), True) for n in NORMS]
-        for n in PROJECTIONS:
-            d = spec["parts"][n]
-            out.append((n + ".W", "b", (d["out"], d["in"]), True))
-        return out + [("silu", "b", (256,), True)]
-
-    @staticmethod
-    def check_spec(where, spec):
-        """Each part against its own schema; the sizes of a Llama block of E, H, H_kv, F."""
-        from .fields import check_layer_spec
-
-        parts = spec["parts"]
-        E, H, H_kv, F = spec["E"], spec["H"], spec["H_kv"], spec["F"]
-        if E % H or H % H_kv or (E // H) % 2:
-            raise ValueError("%s: E %d, H %d, H_kv %d: H must divide E (an even head_dim), "
-                             "H_kv divide H" % (where, E, H, H_kv))
-        if spec["rope"] not in ("pairs", "half"):
-            raise ValueError("%s: 'rope' must be 'pairs' or 'half', got %r"
-                             % (where, spec["rope"]))
-        ekv = E // H * H_kv
-        sizes = {"wq": (E, E), "wk": (E, ekv), "wv": (E, ekv), "wo": (E, E), "w1": (E, F),
-                 "w3": (E, F), "w2": (F, E)}
-        for n in NORMS + PROJECTIONS:
-            if not isinstance(parts.get(n), dict):
-                raise ValueError("%s: 'parts' needs %r" % (where, n))
-            check_layer_spec("%s.parts.%s" % (where, n), parts[n],
-                             QRMSNorm if n in NORMS else QDense)
-            got = (parts[n]["E"],) if n in NORMS else (parts[n]["in"], parts[n]["out"])
-            want = (E,) if n in NORMS else sizes[n]
-            if got != want or (n not in NORMS and parts[n]["mult"] is None):
-                raise ValueError("%s.parts.%s: sizes %r, the block needs %r and an int8 output"
-                                 % (where, n, got, want))
 
     @staticmethod
     def from_spec(spec, arrays, prefix):

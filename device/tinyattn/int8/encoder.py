@@ -4,60 +4,25 @@ in int8/norm.py).
 A QTransformerEncoderLayer is QAttention, two residual adds (both inputs requantized to the
 sum's scale, rounded once), two QLayerNorms and the feed-forward block: QDense with the ReLU
 folded into its saturation (lo = 0), or QDense, the GELU as a 256-entry table (QActivation),
-QDense. It follows the contract of qlayers: planned once per shape, run with no allocation.
+QDense. It follows the contract of int8/layers.py: planned once per shape, run with no
+allocation (encoder_schema.py: its saved form's schema; encoder_convert.py: its making).
 """
 
 import array
 
 # leaves first: a first import nests the ones it makes (tests/device/test_import_depth.py)
-from .numbers import dequantize, max_abs, quantize_tensor, scale_for
+from .numbers import dequantize, quantize_tensor
 from . import kernels_attend
 from . import kernels_norm as nk
 from .attention import QAttention, keep_bytes
-from .layers import GELU, QActivation, QDense
-from .norm import QLayerNorm, add_multipliers
+from .layers import QActivation, QDense
+from .norm import QLayerNorm
 from .scratch import signed
 from ..nn.checks import require_2d
 
-
-
-# ---- the encoder layer -----------------------------------------------------------------------
 PARTS = ("self_attn", "linear1", "act", "linear2", "norm1", "norm2")
 _PART_KINDS = {"self_attn": QAttention, "linear1": QDense, "act": QActivation,
                "linear2": QDense, "norm1": QLayerNorm, "norm2": QLayerNorm}
-
-
-def encoder_stats(layer, x, mask=None):
-    """Run a float TransformerEncoderLayer on x (mask: its padding) through its parts' public
-    forwards; returns (y, {name: max |.|}) of every intermediate the int8 layer quantizes
-    (and Q, K, V)."""
-    if layer.seq_len is None:
-        raise ValueError("quantizing a TransformerEncoderLayer needs its seq_len: make it "
-                         "with TransformerEncoderLayer(..., seq_len=S)")
-    stats = {}
-
-    def seen(name, value):
-        stats[name] = max_abs(value)
-        return value
-
-    def sa(z):
-        a = layer.self_attn.forward(z, layer.seq_len, mask=mask, causal=layer.causal)
-        stats["attention"] = layer.self_attn.calibration_stats(z)
-        return seen("a", a)
-
-    def ff(z):
-        f = seen("f1", layer.linear1.forward(z))
-        f = seen("act", layer.activation.forward(f))
-        return seen("f2", layer.linear2.forward(f))
-
-    if layer.norm_first:
-        h = seen("h", x + sa(seen("n1", layer.norm1.forward(x))))
-        y = h + ff(seen("n2", layer.norm2.forward(h)))
-    else:
-        h = seen("h", layer.norm1.forward(seen("h0", x + sa(x))))
-        y = layer.norm2.forward(seen("y0", h + ff(h)))
-    stats["out"] = max_abs(y)
-    return y, stats
 
 
 class QTransformerEncoderLayer:
@@ -70,16 +35,6 @@ class QTransformerEncoderLayer:
     norm2}; adds (mults of the first and second residual add)."""
 
     kind = "TransformerEncoderLayer"
-    FIELDS = {"seq_len": "dim", "norm_first": "bool", "causal": "bool", "adds": "adds",
-              "s_x": "scale", "s_y": "scale", "parts": "dict"}
-
-    @staticmethod
-    def float_entry(spec):
-        """The float config entry of its sizes (int8/spec.py follows it, nn/flow.py)."""
-        attn = spec["parts"]["self_attn"]
-        return ["TransformerEncoderLayer", attn["E"], attn["H"], spec["parts"]["linear1"]["out"],
-                0.0, "relu", False, 1e-5, spec["seq_len"]]
-
     def __init__(self, parts, adds, norm_first, seq_len, causal, s_x, s_y):
         self.parts, self.adds = parts, adds
         self.norm_first, self.seq_len, self.causal = norm_first, seq_len, causal
@@ -98,51 +53,6 @@ class QTransformerEncoderLayer:
         for name, part in self.parts.items():
             if part is not None:
                 part.scratch = None if name == last else (shared, name + ".")
-
-    @staticmethod
-    def quantize(layer, stats, s_x, s_y, seq_len=None):
-        return QTransformerEncoderLayer.from_float(layer, stats, s_x,
-                                                   s_y or scale_for(stats["out"]))
-
-    @staticmethod
-    def from_float(layer, stats, s_x, s_y):
-        """From a float TransformerEncoderLayer and its encoder_stats; output int8 at s_y."""
-        sc = lambda name: scale_for(stats[name])  # noqa: E731
-        S, parts = layer.seq_len, {}
-
-        def attention(s_in):
-            parts["self_attn"] = QAttention.from_float(layer.self_attn, stats["attention"],
-                                                       s_in, sc("a"), S)
-            return sc("a")
-
-        def ff(s_in):
-            relu = layer.activation_name == "relu"
-            parts["linear1"] = QDense.from_float(layer.linear1, s_in, sc("act" if relu else "f1"),
-                                                 0 if relu else -128)
-            s_f = sc("act")
-            parts["act"] = None if relu else QActivation.from_float(
-                GELU, layer.activation.forward, sc("f1"), s_f)
-            parts["linear2"] = QDense.from_float(layer.linear2, s_f, sc("f2"))
-            return sc("f2")
-
-        def norm(name, s_in, s_out):
-            parts[name] = QLayerNorm.from_float(getattr(layer, name), s_in, s_out)
-            return s_out
-
-        if layer.norm_first:
-            s_a = attention(norm("norm1", s_x, sc("n1")))
-            s_h = sc("h")
-            adds = [add_multipliers(s_x, s_a, s_h)]
-            adds.append(add_multipliers(s_h, ff(norm("norm2", s_h, sc("n2"))), s_y))
-        else:
-            s_h0 = sc("h0")
-            adds = [add_multipliers(s_x, attention(s_x), s_h0)]
-            s_h = norm("norm1", s_h0, sc("h"))
-            s_y0 = sc("y0")
-            adds.append(add_multipliers(s_h, ff(s_h), s_y0))
-            norm("norm2", s_y0, s_y)
-        return QTransformerEncoderLayer(parts, adds, layer.norm_first, S, layer.causal, s_x,
-                                        s_y)
 
     def out_scale(self):
         return self.s_y
@@ -256,41 +166,6 @@ class QTransformerEncoderLayer:
             if self.parts[name] is not None:
                 out += self.parts[name].arrays(prefix + name + ".")
         return out
-
-    @staticmethod
-    def array_shapes(spec):
-        return [(name + "." + n, code, shape, required) for name in PARTS
-                if name in spec["parts"]
-                for n, code, shape, required in _PART_KINDS[name].array_shapes(spec["parts"][name])]
-
-    @staticmethod
-    def check_spec(where, spec):
-        """Each part's description against its int8 layer's FIELDS (act only for GELU)."""
-        from .fields import check_layer_spec  # (its heap only for a check)
-
-        for name in spec["parts"]:
-            if name not in _PART_KINDS:
-                raise ValueError("%s: 'parts' has %r; its parts are %s"
-                                 % (where, name, ", ".join(PARTS)))
-        for name in PARTS:
-            if name in spec["parts"]:
-                check_layer_spec(where + ".parts." + name, spec["parts"][name], _PART_KINDS[name])
-            elif name != "act":
-                raise ValueError("%s: 'parts' lacks %r" % (where, name))
-        p = spec["parts"]
-        E, F = p["self_attn"]["E"], p["linear1"]["out"]
-        for field, value, want in (
-                ("self_attn.seq_len", p["self_attn"]["seq_len"], spec["seq_len"]),
-                ("linear1.in", p["linear1"]["in"], E), ("linear2.in", p["linear2"]["in"], F),
-                ("linear2.out", p["linear2"]["out"], E), ("norm1.E", p["norm1"]["E"], E),
-                ("norm2.E", p["norm2"]["E"], E),
-                ("self_attn.mults.out", p["self_attn"]["mults"]["out"] is None, False),
-                ("linear1.mult", p["linear1"]["mult"] is None, False),
-                ("linear2.mult", p["linear2"]["mult"] is None, False)):
-            if value != want:
-                raise ValueError("%s: 'parts.%s' must be %s, got %r" % (
-                    where, field, "given (an int8 output)" if want is False else want,
-                    None if want is False else value))
 
     @staticmethod
     def from_spec(spec, arrays, prefix):

@@ -1,6 +1,6 @@
-"""The schema of an int8 layer's description: check_layer_spec(where, spec, cls) holds a
-description (a dict, as spec() gives it and the host sends it) to the class's FIELDS and its
-check_spec. Every problem is a ValueError naming the layer and the field. A type ending in
+"""The fields of an int8 layer's description: check_layer_spec(where, spec, schema) holds a
+description (a dict, as spec() gives it and the host sends it) to its kind's schema (the
+companion <module>_schema.py's class: int8/layers_schema.py): its FIELDS and check_spec. Every problem is a ValueError naming the layer and the field. A type ending in
 "-" is a field that may be left out (a later addition: older descriptions have none)."""
 
 from ..link.wire import MAX_MESSAGE
@@ -8,12 +8,12 @@ from ..nn.arguments import is_int, is_number
 from .fixedpoint import ADD_RULE, MULTIPLIER_RULE, valid_add, valid_multiplier
 
 
-def check_layer_spec(where, spec, cls):
-    """spec against the int8 layer class `cls`: its kind, FIELDS and check_spec."""
-    if isinstance(spec, dict) and spec.get("kind") != cls.kind:
-        raise ValueError("%s: 'kind' must be %r, got %r" % (where, cls.kind, spec.get("kind")))
-    _check_fields(where, spec, cls.FIELDS)
-    check = getattr(cls, "check_spec", None)
+def check_layer_spec(where, spec, schema):
+    """spec against the schema of its kind: its kind, FIELDS and check_spec."""
+    if isinstance(spec, dict) and spec.get("kind") != schema.kind:
+        raise ValueError("%s: 'kind' must be %r, got %r" % (where, schema.kind, spec.get("kind")))
+    _check_fields(where, spec, schema.FIELDS)
+    check = getattr(schema, "check_spec", None)
     if check is not None:
         check(where, spec)
 

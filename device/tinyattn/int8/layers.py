@@ -1,11 +1,8 @@
 """The int8 layers: each is built once, planned once per input shape, then run with no checks.
 
 Contract of a quantized layer (QSequential relies on nothing else):
-- `kind` (the float kind it quantizes, nn/spec.py's declaration names the class), `s_x`
-  (input scale), `out_scale()`;
-- `quantize(layer, stats, s_x, s_y, seq_len)`: from the float layer, its calibration stats
-  (max |.| of its output "out", ...), the input's scale and the output's (None: the last
-  layer's, from the stats or its own accumulator), the sequence length of a lone Attention;
+- `kind` (the int8 kind, its saved name; nn/spec.py's declaration of a float kind names the
+  class), `s_x` (input scale), `out_scale()`;
 - `plan(src, rows, cols)`: make (once per row count) and bind the buffers for int8 input `src`
   of that shape, check everything, return (output buffer, rows, cols);
 - `run()`: the kernels, positionally, no allocation; `calls()`, where a layer has it, the
@@ -13,22 +10,20 @@ Contract of a quantized layer (QSequential relies on nothing else):
   next plan or set_keep (QSequential runs a flat list of them: no Python frame a layer);
 - `spec()`, `arrays(prefix)` and `from_spec(spec, arrays, prefix)`: the saved form, weights
   as int8 (kept in memory as offset binary, w + 128, which the kernels load without a sign
-  step); `FIELDS`, the saved form's schema, and `FLOAT` (or `float_entry(spec)`), the fields
-  giving its float kind's arguments, and `INT32` where it may keep its accumulator: what
-  int8/spec.py checks a description with (docs/layer-kinds.md).
+  step).
+
+What a model runs only: a class's schema (what its saved description must hold) is the class
+of its kind in <module>_schema.py, its making from a float layer (`quantize`) the one in
+<module>_convert.py (int8/spec.py's companion finds them; docs/layer-kinds.md), so that a
+loaded model holds the code it runs and no more.
 """
 
 import array
 
-from ulab import numpy as np
-
 from . import backend, kernels, kernels_pool
-from .numbers import flip, int32_bias, int8_buffer, int8_weights, multiplier, offset_binary, \
-    quantize_tensor, scale_for
+from .numbers import flip, int8_buffer, offset_binary
 from . import scratch
 
-GELU = "gelu_erf"
-"""The QActivation name of the GELU table (made from nn/gelu.py's Gelu, the erf form)."""
 
 def _tuple(mult):
     return None if mult is None else tuple(mult)
@@ -38,12 +33,6 @@ class QDense:
     """y = x W^T + b: int32 accumulator, then requantized to int8 (or kept, mult None)."""
 
     kind = "Dense"
-    FIELDS = {"in": "dim", "out": "dim", "mult": "mult?", "s_x": "scale", "s_w": "scale",
-              "s_y": "scale?", "lo": "lo"}
-
-    FLOAT = ("in", "out")  # int8/spec.py's float_config: the float entry's arguments
-    INT32 = ("mult",)  # int8/spec.py: a null multiplier keeps the int32 accumulator
-
     def __init__(self, in_features, out_features, W, b, mult, s_x, s_w, s_y, lo=-128):
         self.in_features, self.out_features = in_features, out_features
         self.W, self.has_bias, self.mult = W, b is not None, mult  # W offset binary (out, in)
@@ -52,18 +41,6 @@ class QDense:
         self.out, self._rows, self._kernel = None, None, None
         self.out_code = "i" if mult is None else "b"  # the int32 accumulator, or int8
         self.scratch = None  # (Scratch, prefix): an int8 out shared (int8/scratch.py)
-
-    @staticmethod
-    def quantize(layer, stats, s_x, s_y, seq_len=None):
-        return QDense.from_float(layer, s_x, s_y)
-
-    @staticmethod
-    def from_float(layer, s_x, s_y, lo=-128):
-        """From a float Dense; s_y None keeps the int32 accumulator."""
-        W, s_w = int8_weights(layer.W)
-        b = int32_bias(layer.b, s_x * s_w, layer.in_features)
-        mult = None if s_y is None else multiplier(s_x * s_w, s_y)
-        return QDense(layer.in_features, layer.out_features, W, b, mult, s_x, s_w, s_y, lo)
 
     def bias(self):
         """The int32 bias (a new array, from the header, which alone holds it), or None."""
@@ -106,22 +83,6 @@ class QDense:
         return out
 
     @staticmethod
-    def array_shapes(spec):
-        """(name, typecode, shape, required) of the arrays a description needs (the
-        int8/spec.py check, before anything is allocated)."""
-        return [("W", "b", (spec["out"], spec["in"]), True), ("b", "i", (spec["out"],), False)]
-
-    @staticmethod
-    def check_spec(where, spec):
-        """An int8 output needs its scale; the accumulator's depth the kernel's bound."""
-        if spec["mult"] is not None and spec["s_y"] is None:
-            raise ValueError("%s: 's_y' must be a finite number > 0 when 'mult' is given"
-                             % where)
-        if spec["in"] > kernels.MAX_DEPTH:
-            raise ValueError("%s: 'in' %d is over %d (the int32 accumulator could overflow)"
-                             % (where, spec["in"], kernels.MAX_DEPTH))
-
-    @staticmethod
     def from_spec(spec, arrays, prefix):
         return QDense(spec["in"], spec["out"], offset_binary(arrays, prefix + "W"),
                       arrays.get(prefix + "b"), _tuple(spec["mult"]), spec["s_x"],
@@ -132,29 +93,10 @@ class QActivation:
     """An activation as a 256-entry int8 table: table[v & 255] = round(f(v s_x) / s_y)."""
 
     kind = "Activation"
-    FIELDS = {"name": "str", "s_x": "scale", "s_y": "scale"}
-
-    FLOAT = ("relu",)  # not a field: the value itself (its name says nothing of sizes)
-
     def __init__(self, name, table, s_x, s_y):
         self.name, self.table, self.s_x, self.s_y = name, table, s_x, s_y
         self.src, self.out, self._n = None, None, 0
         self.scratch = None  # (Scratch, prefix): out shared (int8/scratch.py)
-
-    @staticmethod
-    def quantize(layer, stats, s_x, s_y, seq_len=None):
-        """From a float Activation or Gelu: the table of its forward (relu keeps s_x:
-        max(v, 0) is exact)."""
-        name = getattr(layer, "kind", GELU)
-        s_y = s_x if name == "relu" else s_y or scale_for(stats["out"])
-        return QActivation.from_float(name, layer.forward, s_x, s_y)
-
-    @staticmethod
-    def from_float(name, forward, s_x, s_y):
-        """The table of a float function: forward(2-D ulab array) -> the same shape."""
-        values = [((u ^ 128) - 128) * s_x for u in range(256)]
-        y = forward(np.array([values]))
-        return QActivation(name, quantize_tensor(y, s_y), s_x, s_y)
 
     def out_scale(self):
         return self.s_y
@@ -177,20 +119,6 @@ class QActivation:
         return [(prefix + "table", self.table, "b", (256,))]
 
     @staticmethod
-    def array_shapes(spec):
-        return [("table", "b", (256,), True)]
-
-    @staticmethod
-    def check_spec(where, spec):
-        """'name': what made the table, a float Activation's kind or the erf GELU."""
-        from ..nn.spec import ACTIVATIONS
-
-        names = ACTIVATIONS + (GELU,)
-        if spec["name"] not in names:
-            raise ValueError("%s: 'name' must be one of %s, got %r"
-                             % (where, ", ".join(names), spec["name"]))
-
-    @staticmethod
     def from_spec(spec, arrays, prefix):
         return QActivation(spec["name"], arrays[prefix + "table"], spec["s_x"], spec["s_y"])
 
@@ -199,16 +127,8 @@ class QTokens:
     """(B, S*E) to (B*S, E): the same bytes, another shape."""
 
     kind = "Tokens"
-    FIELDS = {"seq_len": "dim", "s_x": "scale"}
-
-    FLOAT = ("seq_len",)
-
     def __init__(self, seq_len, s_x):
         self.seq_len, self.s_x = seq_len, s_x
-
-    @staticmethod
-    def quantize(layer, stats, s_x, s_y, seq_len=None):
-        return QTokens(layer.seq_len, s_x)
 
     def out_scale(self):
         return self.s_x
@@ -232,10 +152,6 @@ class QTokens:
         return []
 
     @staticmethod
-    def array_shapes(spec):
-        return []
-
-    @staticmethod
     def from_spec(spec, arrays, prefix):
         return QTokens(spec["seq_len"], spec["s_x"])
 
@@ -246,26 +162,11 @@ class QGlobalAvgPool:
     mults[n - 1] (kernels_pool; saved as "by_count")."""
 
     kind = "GlobalAvgPool"
-    FIELDS = {"seq_len": "dim", "mult": "mult", "s_x": "scale", "s_y": "scale", "by_count": "list"}
-
-    FLOAT = ("seq_len",)
-
     def __init__(self, seq_len, mult, s_x, s_y, mults):
         self.seq_len, self.mult, self.s_x, self.s_y = seq_len, mult, s_x, s_y
         self.mults = mults
         self.header, self.out, self._cols = None, None, None
         self.keep_header = self.keep = None
-
-    @staticmethod
-    def from_float(layer, s_x, s_y):
-        """The int8 pool of a float GlobalAvgPool: one multiplier s_x / n / s_y per count n."""
-        S = layer.seq_len
-        mults = [multiplier(s_x / n, s_y) for n in range(1, S + 1)]
-        return QGlobalAvgPool(S, mults[-1], s_x, s_y, mults)
-
-    @staticmethod
-    def quantize(layer, stats, s_x, s_y, seq_len=None):
-        return QGlobalAvgPool.from_float(layer, s_x, s_y or scale_for(stats["out"]))
 
     def out_scale(self):
         return self.s_y
@@ -316,25 +217,6 @@ class QGlobalAvgPool:
 
     def arrays(self, prefix):
         return []
-
-    @staticmethod
-    def array_shapes(spec):
-        return []
-
-    @staticmethod
-    def check_spec(where, spec):
-        """'by_count': one multiplier for each count 1..seq_len of kept tokens."""
-        if len(spec["by_count"]) != spec["seq_len"]:
-            raise ValueError("%s: 'by_count' must hold seq_len (%d) multipliers, got %d"
-                             % (where, spec["seq_len"], len(spec["by_count"])))
-        for mult in spec["by_count"]:
-            if not isinstance(mult, list) or len(mult) != 4:
-                raise ValueError("%s: 'by_count' must be [m, s, p, cap] lists, got %r"
-                                 % (where, mult))
-            try:
-                kernels.set_multiplier(kernels.new_header(8, None), mult)
-            except (TypeError, ValueError) as err:
-                raise ValueError("%s: 'by_count': %s" % (where, err))
 
     @staticmethod
     def from_spec(spec, arrays, prefix):

@@ -1,24 +1,17 @@
 """The int8 language model's ends: QEmbedding (int8 rows and their scale) and QClassifier
-(int32 logits, dequantized; tied: the embedding's own int8 rows, one copy)."""
+(int32 logits, dequantized; tied: the embedding's own int8 rows, one copy). lm_schema.py:
+their saved form's schema; lm_convert.py: their making."""
 
-from .numbers import dequantize, flip, int8_buffer, int8_weights
+from .numbers import dequantize, flip, int8_buffer
 
 
 class QEmbedding:
     """Token t -> row t of W, int8 at s_w (offset binary in memory; the row flipped back)."""
 
     kind = "Embedding"
-    FLOAT = ("V", "E")  # int8/spec.py's float_config: the float entry's arguments
-    FIELDS = {"V": "dim", "E": "dim", "s_w": "scale"}
-
     def __init__(self, V, E, W, s_w):
         self.num_embeddings, self.E, self.W, self.s_w = V, E, W, s_w
         self.out = int8_buffer(E)
-
-    @staticmethod
-    def quantize(layer, stats, s_x, s_y, seq_len=None):
-        W, s_w = int8_weights(layer.W)
-        return QEmbedding(layer.num_embeddings, layer.embedding_dim, W, s_w)
 
     @property
     def s_x(self):
@@ -42,10 +35,6 @@ class QEmbedding:
         return [(prefix + "W", flip(self.W), "b", (self.num_embeddings, self.E))]
 
     @staticmethod
-    def array_shapes(spec):
-        return [("W", "b", (spec["V"], spec["E"]), True)]
-
-    @staticmethod
     def from_spec(spec, arrays, prefix):
         return QEmbedding(spec["V"], spec["E"], flip(arrays[prefix + "W"]), spec["s_w"])
 
@@ -54,21 +43,11 @@ class QClassifier:
     """logits = x W^T as the int32 accumulator (scale s_x s_w), returned as floats (1, V)."""
 
     kind = "Classifier"
-    FLOAT = ("E", "V", "tied")  # int8/spec.py's float_config: the float entry's arguments
-    INT32 = ()  # int8/spec.py: its logits are always the int32 accumulator
-    FIELDS = {"E": "dim", "V": "dim", "tied": "bool", "s_x": "scale", "s_w": "scale?"}
     out_code = "i"
 
     def __init__(self, E, V, tied, W, s_x, s_w):
         self.E, self.V, self.tied, self.W, self.s_x, self.s_w = E, V, tied, W, s_x, s_w
         self.dense = self._src = None
-
-    @staticmethod
-    def quantize(layer, stats, s_x, s_y, seq_len=None):
-        if layer.tied:
-            return QClassifier(layer.dim, layer.vocab_size, True, None, s_x, None)
-        W, s_w = int8_weights(layer.W)
-        return QClassifier(layer.dim, layer.vocab_size, False, W, s_x, s_w)
 
     def bind(self, layers):
         """A tied classifier takes the QEmbedding's rows and scale (QSequential calls this)."""
@@ -108,10 +87,6 @@ class QClassifier:
 
     def arrays(self, prefix):
         return [] if self.tied else [(prefix + "W", flip(self.W), "b", (self.V, self.E))]
-
-    @staticmethod
-    def array_shapes(spec):
-        return [] if spec["tied"] else [("W", "b", (spec["V"], spec["E"]), True)]
 
     @staticmethod
     def from_spec(spec, arrays, prefix):

@@ -18,8 +18,8 @@ from .scratch import Scratch
 # imports and lets go again when it imported it (_let_go), so a loaded model holds its layers'
 # modules only. The first FILE_ONLY go after the last array is read, the rest before the first.
 CHECK_ONLY = ("tinyattn.stored_arrays", "tinyattn.crc", "tinyattn.float32", "tinyattn.link.wire",
-              "tinyattn.link", "tinyattn.int8.spec", "tinyattn.int8.fields", "tinyattn.nn.flow",
-              "tinyattn.nn.spec")
+              "tinyattn.link", "tinyattn.int8.spec", "tinyattn.int8.fields",
+              "tinyattn.int8.classes", "tinyattn.nn.flow", "tinyattn.nn.spec")
 FILE_ONLY = 5
 
 
@@ -267,7 +267,8 @@ def _load(path, before):
             check_description(stored.meta, dict((name, (code, shape))
                                                 for name, code, shape in stored.entries()))
             classes = [layer_kind(spec["kind"]) for spec in stored.meta["layers"]]
-            _let_go(before, CHECK_ONLY[FILE_ONLY:])  # the checks' code, before the first array
+            # the checks' code (and the kinds' schemas), before the first array
+            _let_go(before, CHECK_ONLY[FILE_ONLY:] + _schemas())
             model = from_description(stored.meta, _OnDemand(stored), classes, release=True)
         except ValueError as err:
             raise ValueError("%s: %s" % (path, err))
@@ -287,6 +288,11 @@ def _kinds(path, open_file):
         return []
     return [spec["kind"] for spec in layers
             if isinstance(spec, dict) and isinstance(spec.get("kind"), str)]
+
+
+def _schemas():
+    """The names of the schema modules imported (int8/layers_schema.py and its kind)."""
+    return tuple(name for name in sys.modules if name.endswith("_schema"))
 
 
 def _let_go(before, names):

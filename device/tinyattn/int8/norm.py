@@ -1,34 +1,16 @@
-"""The int8 LayerNorm and positional add, and the scale arithmetic of int8 adds.
+"""The int8 LayerNorm and positional add.
 
-QLayerNorm normalises with integers only (qkernels_norm.norm: integer mean and variance,
+QLayerNorm normalises with integers only (kernels_norm.norm: integer mean and variance,
 integer square root, int8 out); QPositional adds the int8 table P to every sequence. Each
-follows the contract of qlayers: planned once per shape, run with no allocation.
+follows the contract of int8/layers.py: planned once per shape, run with no allocation
+(norm_schema.py: their saved form's schema; norm_convert.py: their making, and the scale
+arithmetic of int8 adds).
 """
 
 from . import kernels
 from . import kernels_norm as nk
 from . import scratch
-from .numbers import flip, int32_bias, int8_buffer, int8_weights, max_abs, multiplier, \
-    offset_binary, quantize_tensor, round_half_up, scale_for
-
-
-def add_multipliers(s_a, s_b, s_y):
-    """(ma, mb, s) with a s_a + b s_b ~ ((a ma + b mb + 2^(s-1)) >> s) s_y: one shift s
-    (<= 30), the larger multiplier in [2^14, 2^15)."""
-    top = max(s_a, s_b) / s_y
-    if not round_half_up(top) < 32768:
-        raise ValueError("an add's input scale is over 2^15 times its output's (%r, %r, %r)"
-                         % (s_a, s_b, s_y))
-    s = 0
-    while s < 30 and round_half_up(top * (1 << (s + 1))) < 32768:
-        s += 1
-    return (round_half_up(s_a / s_y * (1 << s)), round_half_up(s_b / s_y * (1 << s)), s)
-
-
-def eps_units(eps, E, s_x):
-    """LayerNorm's eps in units of V = E^2 var / s_x^2, in [1, nk.MAX_EPS]."""
-    v = min(E * E * eps / (s_x * s_x), 2147483648.0)  # rounded, clamped as an int (float32)
-    return max(1, min(nk.MAX_EPS, round_half_up(v)))
+from .numbers import flip, int8_buffer, offset_binary
 
 
 class QLayerNorm:
@@ -36,30 +18,12 @@ class QLayerNorm:
     beta int32 at s_g / 2^12, eps_q in units of V; out int8 at s_y."""
 
     kind = "LayerNorm"
-    FIELDS = {"E": "dim", "eps": "count", "mult": "mult", "s_x": "scale", "s_g": "scale",
-              "s_y": "scale"}
-
-    FLOAT = ("E",)  # int8/spec.py's float_config: the float entry's arguments
-
     def __init__(self, E, gamma, beta, eps, mult, s_x, s_g, s_y):
         self.E, self.gamma, self.eps, self.mult = E, gamma, eps, mult  # beta: in the header
         self.s_x, self.s_g, self.s_y = s_x, s_g, s_y
         self.header = nk.norm_header(E, beta, eps, mult)
         self.out, self._rows = None, None
         self.scratch = None  # (Scratch, prefix): out shared (int8/scratch.py)
-
-    @staticmethod
-    def quantize(layer, stats, s_x, s_y, seq_len=None):
-        return QLayerNorm.from_float(layer, s_x, s_y or scale_for(stats["out"]))
-
-    @staticmethod
-    def from_float(layer, s_x, s_y):
-        E = layer.normalized_shape
-        gamma, s_g = int8_weights(layer.gamma.reshape((1, E)))
-        s_z = s_g / (1 << nk.FRACTION)
-        beta = int32_bias(layer.beta, s_z, 512)  # |z gamma| < 2^23 = 512 * 2^14
-        return QLayerNorm(E, gamma, beta, eps_units(layer.eps, E, s_x), multiplier(s_z, s_y),
-                          s_x, s_g, s_y)
 
     def beta(self):
         """The int32 beta (a new array, from the header, which alone holds it)."""
@@ -88,10 +52,6 @@ class QLayerNorm:
                 (prefix + "beta", self.beta(), "i", (self.E,))]
 
     @staticmethod
-    def array_shapes(spec):
-        return [("gamma", "b", (spec["E"],), True), ("beta", "i", (spec["E"],), True)]
-
-    @staticmethod
     def from_spec(spec, arrays, prefix):
         return QLayerNorm(spec["E"], offset_binary(arrays, prefix + "gamma"),
                           arrays[prefix + "beta"],
@@ -103,28 +63,12 @@ class QPositional:
     """x (B*S, E) plus the int8 table P (S, E, scale s_p) on every sequence, to int8 at s_y."""
 
     kind = "PositionalEmbedding"
-    FIELDS = {"seq_len": "dim", "E": "dim", "mults": "add", "s_x": "scale", "s_p": "scale",
-              "s_y": "scale"}
-
-    FLOAT = ("seq_len", "E")
-
     def __init__(self, seq_len, E, P, mults, s_x, s_p, s_y):
         self.seq_len, self.E, self.P, self.mults = seq_len, E, P, mults
         self.s_x, self.s_p, self.s_y = s_x, s_p, s_y
         kernels.need("P", P, 1, seq_len * E)
         self.header = nk.add_header(E, mults)
         self.out, self._rows = None, None
-
-    @staticmethod
-    def quantize(layer, stats, s_x, s_y, seq_len=None):
-        return QPositional.from_float(layer, s_x, s_y or scale_for(stats["out"]))
-
-    @staticmethod
-    def from_float(layer, s_x, s_y):
-        s_p = scale_for(max_abs(layer.P))
-        P = quantize_tensor(layer.P, s_p, low=-127)
-        return QPositional(layer.seq_len, layer.embed_dim, P, add_multipliers(s_x, s_p, s_y),
-                           s_x, s_p, s_y)
 
     def out_scale(self):
         return self.s_y
@@ -149,10 +93,6 @@ class QPositional:
 
     def arrays(self, prefix):
         return [(prefix + "P", self.P, "b", (self.seq_len, self.E))]
-
-    @staticmethod
-    def array_shapes(spec):
-        return [("P", "b", (spec["seq_len"], spec["E"]), True)]
 
     @staticmethod
     def from_spec(spec, arrays, prefix):

@@ -2,14 +2,16 @@
 one check of every way an int8 model arrives (int8.load, the link's LOAD_QMODEL: model.py) and
 of what QSequential.save writes; and the int8 class of each saved kind (layer_kind).
 
-The description is what QSequential's layers give as spec(), checked against each int8 layer
-class's FIELDS (and its check_spec, when it has one); the arrays, {name: (typecode, shape)},
-against what each class's array_shapes says the description needs: the same names,
-typecodes and shapes, nothing left over. The layers must fit together as a float model of the
+The description is what QSequential's layers give as spec(), checked against the schema of
+each layer's kind (its int8 class's companion in <module>_schema.py: FIELDS, and check_spec
+when it has one); the arrays, {name: (typecode, shape)}, against what the schema's
+array_shapes says the description needs: the same names, typecodes and shapes, nothing left
+over. The layers must fit together as a float model of the
 same sizes would (nn/flow.py), and only the last one may keep its int32 accumulator. Every
 problem is a ValueError naming the layer and the field or array.
 """
 
+from .classes import companion, int8_class
 from .fields import check_layer_spec
 
 
@@ -26,11 +28,11 @@ def check_description(description, shapes):
     held = []
     for i, spec in enumerate(layers):
         where = "layers[%d]" % i
-        cls = _check_layer(i, spec)
-        if i < len(layers) - 1 and _int32_output(cls, spec):
+        schema = _check_layer(i, spec)
+        if i < len(layers) - 1 and _int32_output(schema, spec):
             raise ValueError("%s: only the last layer may keep its int32 accumulator (its "
                              "multiplier null)" % where)
-        for name, code, shape, required in cls.array_shapes(spec):
+        for name, code, shape, required in schema.array_shapes(spec):
             name = "%d.%s" % (i, name)
             if name in shapes:
                 got = shapes[name]
@@ -61,34 +63,24 @@ def layer_kind(kind=None):
     return cls if cls is not None and cls.kind == kind else None
 
 
-def int8_class(declared):
-    """The int8 class of a declared kind (nn/spec.py), imported now; None if it has none. A
-    model pays the heap of the int8 modules its kinds use only (the encoder's is ~17 KB)."""
-    from ..nn.spec import INT8, module_of
-
-    if declared[INT8] is None:
-        return None
-    module, _, name = module_of(declared[INT8], "tinyattn.int8").rpartition(".")
-    return getattr(__import__(module, None, None, [name]), name)
-
-
 def _check_layer(i, spec):
-    """The int8 class of layers[i], its description checked against its schema."""
+    """The schema of layers[i]'s kind, its description checked against it."""
     kind = spec.get("kind") if isinstance(spec, dict) else None
     cls = layer_kind(kind) if isinstance(kind, str) else None
     if cls is None:
         raise ValueError("layers[%d]: 'kind' must be one of %s, got %r"
                          % (i, ", ".join(layer_kind()), kind))
-    check_layer_spec("layers[%d]" % i, spec, cls)
+    schema = companion(cls, "schema")
+    check_layer_spec("layers[%d]" % i, spec, schema)
     if spec.get("seq_len", 1) is None:  # an attention layer's may be None, not a model's
         raise ValueError("layers[%d]: 'seq_len' must be an int >= 1 in a model" % i)
-    return cls
+    return schema
 
 
-def _int32_output(cls, spec):
-    """Whether a (checked) description keeps its int32 accumulator: its class's INT32 is the
+def _int32_output(schema, spec):
+    """Whether a (checked) description keeps its int32 accumulator: its schema's INT32 is the
     path of the multiplier that is then null (none: it never does; an empty path: always)."""
-    path = getattr(cls, "INT32", None)
+    path = getattr(schema, "INT32", None)
     if path is None:
         return False
     if not path:
@@ -100,16 +92,16 @@ def _int32_output(cls, spec):
 
 def float_config(layers):
     """The float config of the same sizes as (checked) int8 layer descriptions: what
-    nn/flow.py follows. Each int8 class's FLOAT names the fields that give its float kind's
-    arguments (a value that is not a field is itself); a class whose entry is more than that
+    nn/flow.py follows. Each schema's FLOAT names the fields that give its float kind's
+    arguments (a value that is not a field is itself); a schema whose entry is more than that
     has float_entry(spec) (the encoder layer)."""
     config = []
     for spec in layers:
-        cls = layer_kind(spec["kind"])
-        if hasattr(cls, "float_entry"):
-            config.append(cls.float_entry(spec))
+        schema = companion(layer_kind(spec["kind"]), "schema")
+        if hasattr(schema, "float_entry"):
+            config.append(schema.float_entry(spec))
         else:
-            config.append([cls.kind] + [spec.get(f, f) for f in cls.FLOAT])
+            config.append([schema.kind] + [spec.get(f, f) for f in schema.FLOAT])
     return config
 
 

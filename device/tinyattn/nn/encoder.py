@@ -109,8 +109,8 @@ class TransformerEncoderLayer(Layer):
 
     def calibrate(self, x, mask=None):
         """(y, {name: max |.|}) of x through its parts: each intermediate its int8 form
-        quantizes (int8/encoder.py's encoder_stats; int8.quantize's calibration asks)."""
-        from ..int8.encoder import encoder_stats
+        quantizes (int8/encoder_convert.py's encoder_stats; int8.quantize's calibration asks)."""
+        from ..int8.encoder_convert import encoder_stats
 
         return encoder_stats(self, x, mask)
 

@@ -1,0 +1,22 @@
+"""Which int8 class a declared layer kind has (nn/spec.py's INT8), and the companions of an
+int8 class: its kind's schema and conversion, in <module>_schema.py and <module>_convert.py
+beside the module that runs it (int8/layers.py says why). Each is imported when asked, so a
+model pays the heap of the kinds it uses only."""
+
+
+def int8_class(declared):
+    """The int8 class of a declared kind (nn/spec.py), imported now; None if it has none. A
+    model pays the heap of the int8 modules its kinds use only."""
+    from ..nn.spec import INT8, module_of
+
+    if declared[INT8] is None:
+        return None
+    module, _, name = module_of(declared[INT8], "tinyattn.int8").rpartition(".")
+    return getattr(__import__(module, None, None, [name]), name)
+
+
+def companion(cls, role):
+    """The class of int8 class cls's kind in its module's companion <module>_<role>, imported
+    now: role "schema", what its saved description must hold (int8/layers_schema.py), or
+    "convert", its making from a float layer (int8/layers_convert.py)."""
+    return getattr(__import__(cls.__module__ + "_" + role, None, None, [cls.kind]), cls.kind)
