@@ -27,8 +27,8 @@ def silu(a):
 
 def quantize_lm(layers, tokens, window=WINDOW):
     """The QSequential of a float language model's layers, scales from the token ids: each
-    layer quantized by its kind's conversion (int8/layers_convert.py), from its statistics and the scale
-    of the layer before's output (a block's statistics are its steps': block_stats)."""
+    layer quantized by its kind's conversion (int8/layers_convert.py), from its statistics and
+    the scale of the layer before's output (a block's statistics are its steps': block_stats)."""
     from ..nn.embedding import token_ids
     from ..nn.spec import KINDS
 

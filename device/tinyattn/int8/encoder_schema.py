@@ -42,7 +42,8 @@ class TransformerEncoderLayer:
                                  % (where, name, ", ".join(PARTS)))
         for name in PARTS:
             if name in spec["parts"]:
-                check_layer_spec(where + ".parts." + name, spec["parts"][name], _PART_SCHEMAS[name])
+                check_layer_spec(where + ".parts." + name, spec["parts"][name],
+                                 _PART_SCHEMAS[name])
             elif name != "act":
                 raise ValueError("%s: 'parts' lacks %r" % (where, name))
         p = spec["parts"]

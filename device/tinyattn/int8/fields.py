@@ -1,10 +1,11 @@
 """The fields of an int8 layer's description: check_layer_spec(where, spec, schema) holds a
 description (a dict, as spec() gives it and the host sends it) to its kind's schema (the
-companion <module>_schema.py's class: int8/layers_schema.py): its FIELDS and check_spec. Every problem is a ValueError naming the layer and the field. A type ending in
-"-" is a field that may be left out (a later addition: older descriptions have none)."""
+companion <module>_schema.py's class: int8/layers_schema.py): its FIELDS and check_spec.
+Every problem is a ValueError naming the layer and the field. A type ending in "-" is a
+field that may be left out (a later addition: older descriptions have none)."""
 
 from ..link.wire import MAX_MESSAGE
-from ..nn.arguments import is_int, is_number
+from ..nn.checks import is_int, is_number
 from .fixedpoint import ADD_RULE, MULTIPLIER_RULE, valid_add, valid_multiplier
 
 

@@ -1,12 +1,12 @@
 """A real multiplier r > 0 as the ints (m, s, p, cap) the integer kernels use.
 
-Plain Python (math and nn/arguments.py): the host's integer reference runs this very file
+Plain Python (math and nn/checks.py): the host's integer reference runs this very file
 (tinyattn_host.device_modules), so both ends make multipliers by one definition.
 """
 
 import math
 
-from ..nn.arguments import is_int
+from ..nn.checks import is_int
 
 
 def fixed_point(r, limit):

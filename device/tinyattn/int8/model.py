@@ -19,7 +19,8 @@ from .scratch import Scratch
 # modules only. The first FILE_ONLY go after the last array is read, the rest before the first.
 CHECK_ONLY = ("tinyattn.stored_arrays", "tinyattn.crc", "tinyattn.float32", "tinyattn.link.wire",
               "tinyattn.link", "tinyattn.int8.spec", "tinyattn.int8.fields",
-              "tinyattn.int8.classes", "tinyattn.nn.flow", "tinyattn.nn.spec")
+              "tinyattn.int8.classes", "tinyattn.nn.flow", "tinyattn.nn.spec",
+              "tinyattn.nn.arguments")
 FILE_ONLY = 5
 
 

@@ -9,7 +9,7 @@ import array
 import json
 import struct
 
-from ..nn.arguments import is_int
+from ..nn.checks import is_int
 from ..nn.checks import finite
 from . import json_syntax
 from .framing import LinkError

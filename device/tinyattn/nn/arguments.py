@@ -1,6 +1,8 @@
 """The checks of constructor arguments that the kinds' declarations (spec.py) name: each is
 check(name, value) -> the value, and raises ValueError naming the argument. Plain Python."""
 
+from .checks import is_int, is_number
+
 
 def dim(name, value):
     """A size: an int >= 1."""
@@ -80,13 +82,3 @@ def decoder_heads(embed_dim, num_heads, num_kv_heads, *_):
     if (embed_dim // num_heads) % 2:
         raise ValueError("the head size %d must be even (rotary positions turn pairs)"
                          % (embed_dim // num_heads))
-
-
-def is_int(value):
-    """An int, not a bool (True is an int in Python)."""
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def is_number(value):
-    """An int or a float, not a bool."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool)

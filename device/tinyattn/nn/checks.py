@@ -1,5 +1,15 @@
-"""Shape and finiteness checks shared by the layers: each raises ValueError naming what is wrong
-(the constructor arguments' checks are in arguments.py)."""
+"""Type, shape and finiteness checks shared by the layers: each raises ValueError naming what
+is wrong (the constructor arguments' checks are in arguments.py)."""
+
+
+def is_int(value):
+    """An int, not a bool (True is an int in Python)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value):
+    """An int or a float, not a bool."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def require_2d(name, x, cols=None):

@@ -3,7 +3,7 @@ naming the argument. Imported by the public functions only: a layer passes shape
 
 from ulab import numpy as np
 
-from .arguments import is_int, is_number
+from .checks import is_int, is_number
 from .checks import all_finite, finite, require_float_rows, require_rows
 
 

@@ -8,6 +8,8 @@ class, the int8 path its int8 class, tinyattn.X the public name; the host loads 
 (tinyattn_host.device_modules.device_module("nn/spec")). docs/layer-kinds.md adds a kind step by step.
 """
 
+# leaves first: a first import nests the ones it makes (tests/device/test_import_depth.py)
+from . import checks  # noqa: F401
 from .arguments import (choice, decoder_heads, dim, flag, fraction, heads_divide,
                         kv_heads_divide, optional_dim, positive)
 
@@ -26,8 +28,8 @@ argument in order, one flat tuple (check(name, value) -> the value, ValueError n
 PARAMS(*args) -> [(name, shape)] of its
 parameters, or None; CHECK(*args): what the arguments' own checks cannot say, or None;
 SEEDED: the constructor takes seed=; INT8: "module.Class" of its int8 form (".layers.QDense":
-in tinyattn.int8; FIELDS its
-schema, int8/layers.py the contract), or None; FLOW: what the layer does to the shapes of the
+in tinyattn.int8; int8/layers.py the contract, int8/classes.py its schema and conversion),
+or None; FLOW: what the layer does to the shapes of the
 rows it gets, (step, argument index) pairs that flow.py follows ("features": its input rows
 have that many features; "out": its output rows have that many; "tokens": it works on
 sequences of that many tokens, an argument None says nothing; "split": Tokens; "pool": a

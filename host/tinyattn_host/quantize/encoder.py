@@ -1,5 +1,6 @@
 """A TransformerEncoderLayer on the host: its calibration statistics on the float64 reference
-(int8/encoder.py's encoder_stats) and its int8 form (QTransformerEncoderLayer.from_float)."""
+(int8/encoder_convert.py's encoder_stats) and its int8 form (encoder_convert.py's
+TransformerEncoderLayer.from_float)."""
 
 from ..reference.attention import attention_forward
 from ..reference.encoder import ff_activation_forward, gelu_forward, layernorm_forward
@@ -13,7 +14,7 @@ PARTS = ("self_attn", "linear1", "act", "linear2", "norm1", "norm2")
 
 
 def encoder_stats(spec, p, x, mask=None):
-    """int8/encoder.py's encoder_stats on the float64 reference: (y, {name: max |.|})."""
+    """int8/encoder_convert.py's encoder_stats on the float64 reference: (y, {name: max |.|})."""
     _, E, H, F, _, act, norm_first, eps, S, causal = spec[:10]
     kv_heads = spec[10] if len(spec) > 10 else None
     stats = {}
@@ -47,7 +48,8 @@ def encoder_stats(spec, p, x, mask=None):
 
 
 def encoder(spec, p, stats, s_x, s_y, prefix=""):
-    """QTransformerEncoderLayer.from_float: ReLU folded into linear1, GELU a table."""
+    """encoder_convert.TransformerEncoderLayer.from_float: ReLU folded into linear1, GELU a
+    table."""
     _, E, H, F, _, act, norm_first, eps, S, causal = spec[:10]  # num_kv_heads: in Wk's rows
     sc = lambda name: scale_for(stats[name])  # noqa: E731
     parts, part_arrays = {}, {}

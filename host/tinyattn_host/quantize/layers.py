@@ -15,7 +15,7 @@ GELU = "gelu_erf"  # the table's name for the erf GELU (int8/layers.py's GELU)
 
 # ---- layers: (spec, {name: int array}) -------------------------------------------------------
 def dense(W, b, s_x, s_y, lo=-128, prefix=""):
-    """QDense.from_float; s_y None keeps the int32 accumulator."""
+    """layers_convert.Dense.from_float; s_y None keeps the int32 accumulator."""
     Wq, s_w = int8_weights(W)
     arrays = {prefix + "W": Wq}
     if b is not None:
@@ -34,7 +34,8 @@ def activation(name, forward, s_x, s_y, prefix=""):
 
 
 def layernorm(gamma, beta, eps, s_x, s_y, prefix=""):
-    """QLayerNorm.from_float: gamma int8, beta int32 at the scale of z = xhat 2^FRACTION."""
+    """norm_convert.LayerNorm.from_float: gamma int8, beta int32 at the scale of
+    z = xhat 2^FRACTION."""
     E = len(gamma)
     gq, s_g = int8_weights(gamma)
     s_z = over(s_g, 1 << qref.NORM_FRACTION)
@@ -60,8 +61,8 @@ def projection_stats(x, p):
 
 
 def attention(p, stats, H, S, s_x, s_y, prefix=""):
-    """QAttention.from_float: p {Wq..Wo, bq..bo (or None)}, stats {q, k, v: max |.|};
-    s_y None keeps the int32 output; Wk with fewer rows than E: H_kv = its rows / D heads."""
+    """attention_convert.SelfAttention.from_float: p {Wq..Wo, bq..bo (or None)}, stats
+    {q, k, v: max |.|}; s_y None keeps the int32 output; Wk with fewer rows than E: H_kv = its rows / D heads."""
     E = p["Wq"].shape[0]
     H_kv = p["Wk"].shape[0] // (E // H)
     scales, mults, arrays, bias = {"x": s_x, "y": s_y}, {}, {}, []

@@ -90,13 +90,13 @@ def weights_only(spec, p, x, mask=None):
 
 
 def eps_units(eps, E, s_x):
-    """decoder.eps_units in float32: round(E eps / s_x^2), in [1, 2^29]."""
+    """decoder_convert.eps_units in float32: round(E eps / s_x^2), in [1, 2^29]."""
     v = min(f32(E) * f32(eps) / (f32(s_x) * f32(s_x)), f32(2.0 ** 29))
     return max(1, int(np.floor(v + f32(0.5))))
 
 
 def rmsnorm(gamma, eps, s_x, s_y, prefix):
-    """QRMSNorm.from_float."""
+    """decoder_convert.RMSNorm.from_float."""
     E = len(gamma)
     gq, s_g = int8_weights(np.asarray(gamma).reshape(1, E))
     s_z = float(f32(s_g) * f32(E) ** f32(0.5) / f32(4096))

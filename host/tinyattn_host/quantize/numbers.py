@@ -69,7 +69,7 @@ def multiplier(s_in, s_out, limit=128):
 
 
 def add_multipliers(s_a, s_b, s_y):
-    """int8/norm.py's add_multipliers in float32: one shift s, the larger multiplier in
+    """int8/norm_convert.py's add_multipliers in float32: one shift s, the larger multiplier in
     [2^14, 2^15)."""
     a, b, y = f32(s_a), f32(s_b), f32(s_y)
     top = max(a, b) / y
