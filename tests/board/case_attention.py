@@ -12,7 +12,7 @@ import array
 import check
 from tinyattn import Attention
 from tinyattn.rng import Rng
-from tinyattn.int8.numbers import max_abs
+from tinyattn.int8.scales import max_abs
 from ulab import numpy as np
 
 PARAMS = ("Wq", "Wk", "Wv", "Wo", "bq", "bk", "bv", "bo")

@@ -21,7 +21,7 @@ from tinyattn import Attention, Dense, Sequential, iris_model, predict, save, st
 from tinyattn.int8.attention import keep_bytes
 from tinyattn.int8 import load, quantize
 from tinyattn.int8.numbers import quantize_tensor
-from tinyattn.int8.numbers import max_abs
+from tinyattn.int8.scales import max_abs
 from ulab import numpy as np
 
 IRIS_KINDS = ["Dense", "Activation", "Tokens", "SelfAttention", "GlobalAvgPool", "Dense"]

@@ -5,7 +5,8 @@ what a conversion is)."""
 from . import backend  # noqa: F401
 from .attention import PROJECTIONS, QAttention
 from .constants import EXP_LIMIT, EXP_STEPS, PROB_ONE
-from .numbers import fixed_point, int32_bias, int8_weights, multiplier, scale_for
+from .fixedpoint import fixed_point
+from .scales import int32_bias, int8_weights, multiplier, scale_for
 
 
 class SelfAttention:

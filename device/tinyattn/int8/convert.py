@@ -10,7 +10,7 @@ would hide the function tinyattn.int8.quantize.
 """
 
 # leaves first: a first import nests the ones it makes (tests/device/test_import_depth.py)
-from .numbers import max_abs, scale_for
+from .scales import max_abs, scale_for
 from ..nn.attention import Attention
 from ..nn.layers import Dense, SelfAttention, Tokens
 from ..nn.sequential import Sequential

@@ -10,7 +10,7 @@ from ulab import numpy as np
 # leaves first: a first import nests the ones it makes (tests/device/test_import_depth.py)
 from .constants import EXP_LIMIT, EXP_STEPS, PROB_ONE
 from .fixedpoint import fixed_point
-from .numbers import max_abs, multiplier, scale_for
+from .scales import max_abs, multiplier, scale_for
 from .layers_convert import Activation, Dense
 from .model import QSequential
 from .norm_convert import add_multipliers

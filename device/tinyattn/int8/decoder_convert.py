@@ -5,7 +5,7 @@ and makes its parts)."""
 # leaves first: a first import nests the ones it makes (tests/device/test_import_depth.py)
 from . import backend, numbers  # noqa: F401
 from .decoder import QDecoderBlock, QRMSNorm
-from .numbers import int8_weights, multiplier, round_half_up, scale_for
+from .scales import int8_weights, multiplier, round_half_up, scale_for
 
 
 def eps_units(eps, E, s_x):

@@ -9,7 +9,7 @@ from .encoder import QTransformerEncoderLayer
 from .layers_convert import Activation, Dense
 from .layers_schema import GELU
 from .norm_convert import LayerNorm, add_multipliers
-from .numbers import max_abs, scale_for
+from .scales import max_abs, scale_for
 
 
 def encoder_stats(layer, x, mask=None):

@@ -11,7 +11,8 @@ from ulab import numpy as np
 from . import backend  # noqa: F401
 from .layers import QActivation, QDense, QGlobalAvgPool, QTokens
 from .layers_schema import GELU
-from .numbers import int32_bias, int8_weights, multiplier, quantize_tensor, scale_for
+from .numbers import quantize_tensor
+from .scales import int32_bias, int8_weights, multiplier, scale_for
 
 
 class Dense:

@@ -4,7 +4,7 @@ layers (layers_convert.py says what a conversion is)."""
 # leaves first: a first import nests the ones it makes (tests/device/test_import_depth.py)
 from . import backend  # noqa: F401
 from .lm import QClassifier, QEmbedding
-from .numbers import int8_weights
+from .scales import int8_weights
 
 
 class Embedding:

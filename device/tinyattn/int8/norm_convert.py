@@ -5,8 +5,8 @@ conversion is), and the scale arithmetic of int8 adds."""
 from . import backend  # noqa: F401
 from . import kernels_norm as nk
 from .norm import QLayerNorm, QPositional
-from .numbers import int32_bias, int8_weights, max_abs, multiplier, quantize_tensor, \
-    round_half_up, scale_for
+from .numbers import quantize_tensor
+from .scales import int32_bias, int8_weights, max_abs, multiplier, round_half_up, scale_for
 
 
 def add_multipliers(s_a, s_b, s_y):

@@ -1,31 +1,25 @@
-"""Numbers of the int8 path: fixed-point multipliers, and floats to int8 and back.
+"""Numbers of the int8 path: floats to int8 and back, and int8 buffers (scales.py: the scales
+and integer forms a conversion makes).
 
-Every format is symmetric (zero point 0): weights int8 in [-127, 127] with s_w = max|W| / 127;
-activations int8 in [-128, 127] with s = max|a| / 127 over the calibration set; biases int32
-at scale s_x s_w. A step from scale s_in to s_out is the real multiplier r = s_in / s_out,
-held as the ints (m, s, p, cap) of `fixed_point`; rounding is half up everywhere.
+Every format is symmetric (zero point 0): activations int8 in [-128, 127] at scale s;
+weights held as offset binary (w + 128); rounding is half up everywhere.
 """
 
 import array
-import math
 
 from ulab import numpy as np
 
 # leaves first: a first import nests the ones it makes (tests/device/test_import_depth.py)
-from .fixedpoint import bias_room, fixed_point, scale_range
-from . import kernels
 from ..nn.checks import require_2d
+from . import kernels
 
-SATURATE = 128
-"""|v r| beyond this saturates int8 whatever the rounding: the `limit` of a requantize."""
-
-_FLIP = bytearray(u ^ 128 for u in range(256))  # int8 <-> offset binary, as a lookup table
+FLIP = bytearray(u ^ 128 for u in range(256))  # int8 <-> offset binary, as a lookup table
 
 
 def flip(buf):
     """A copy of an int8 buffer as offset binary, or of an offset-binary one as int8."""
     out = int8_buffer(len(buf))
-    kernels.lookup(buf, out, len(buf), _FLIP)
+    kernels.lookup(buf, out, len(buf), FLIP)
     return out
 
 
@@ -37,35 +31,13 @@ def offset_binary(arrays, name):
     if read is None:
         return flip(arrays[name])
     buf = read(name)
-    kernels.lookup(buf, buf, len(buf), _FLIP)
+    kernels.lookup(buf, buf, len(buf), FLIP)
     return buf
 
 
 def int8_buffer(n):
     """A zeroed int8 array of n items."""
     return array.array("b", bytes(n))
-
-
-def multiplier(s_in, s_out, limit=SATURATE):
-    """The fixed-point form of s_in / s_out."""
-    return fixed_point(s_in / s_out, limit)
-
-
-def round_half_up(v):
-    """Round half up, as the kernels do."""
-    return int(math.floor(v + 0.5))
-
-
-def max_abs(a):
-    """max |a| of a ulab array, as a float."""
-    return float(np.max(np.maximum(a, -a)))
-
-
-def scale_for(max_abs_value):
-    """int8 scale for values up to max_abs_value, rounded up to a step (fixedpoint.py's
-    scale_range), as a float32: the model in memory holds the scale its file holds, on a port
-    of double floats too."""
-    return array.array("f", (scale_range(max_abs_value) / 127.0,))[0]
 
 
 def quantize_tensor(x, scale, low=-128, out=None):
@@ -109,7 +81,7 @@ def _quantize(x, inverse_scale, low_value, low, high, offset, out):
         u = memoryview(u)  # ulab's buffer
     except TypeError:  # the stand-in has none
         u = bytearray(u.flatten().tolist())
-    kernels.table_lookup(u, out, rows * cols, _FLIP)
+    kernels.table_lookup(u, out, rows * cols, FLIP)
 
 
 def _offset_bytes(x, inverse_scale, low_value, low, high, offset):
@@ -135,26 +107,3 @@ def _clip(v, low, high):
     if clip is not None:
         return clip(v, low, high)
     return -np.maximum(-np.maximum(v, low), -high)
-
-
-def int8_weights(W):
-    """(offset-binary bytes of W row-major, s_w): per-tensor symmetric, [-127, 127]."""
-    s_w = scale_for(max_abs(W))
-    u = quantize_tensor(W, s_w, low=-127)
-    out = bytearray(len(u))
-    kernels.lookup(u, out, len(u), _FLIP)
-    return out, s_w
-
-
-def int32_bias(b, scale, depth):
-    """int32 b / scale, checked so that depth * 2^14 + |b_q| stays inside int32."""
-    if b is None:
-        return None
-    q = array.array("i", bytes(4 * len(b)))
-    room = bias_room(depth)
-    for j, v in enumerate(b.tolist()):
-        q[j] = round_half_up(v / scale)
-        if abs(q[j]) > room:
-            raise ValueError("bias %d is %r at scale %r: the int32 accumulator would "
-                             "overflow" % (j, v, scale))
-    return q

@@ -49,7 +49,8 @@ def _measure(emu, call):
 def attention_layer(rng):
     """A planned int8 Attention(64, 4) on S = 64 seeded rows, run once: (layer, its input)."""
     from tinyattn.int8.attention import QAttention
-    from tinyattn.int8.numbers import fixed_point, multiplier
+    from tinyattn.int8.fixedpoint import fixed_point
+    from tinyattn.int8.scales import multiplier
 
     weights = {n: _offset_binary(rng, E * E) for n in "qkvo"}
     biases = {n: array.array("i", [rng.randrange(-4096, 4096) for _ in range(E)])
