@@ -6,7 +6,7 @@ import tinyattn
 
 import check
 from tinyattn import Sequential, load, save
-from tinyattn.int8.model import int8_class, layer_kind
+from tinyattn.int8.spec import int8_class, layer_kind
 from tinyattn.nn.arguments import dim
 from tinyattn.nn.flow import follow
 from tinyattn.nn.layer import Layer, build, layer_class
