@@ -98,13 +98,13 @@ def load(path):
 
 
 def _load(path, before):
+    kinds = _kinds(path)
+    let_go(before, CHECK_ONLY[:FILE_ONLY])  # the file's code too, imported again after
+    for kind in kinds:
+        layer_kind(kind)  # (None for a kind it has no int8 class for: the check says so)
     from ..link.wire import FILE_QUANTIZED as QUANTIZED
     from ..stored_arrays import open_file
 
-    kinds = _kinds(path, open_file)
-    gc.collect()  # the first reading's description and index, before the imports
-    for kind in kinds:
-        layer_kind(kind)  # (None for a kind it has no int8 class for: the check says so)
     with open_file(path) as stored:
         if stored.kind != QUANTIZED:
             raise ValueError("%s holds a %r model, not a %r one"
@@ -120,12 +120,14 @@ def _load(path, before):
     return model
 
 
-def _kinds(path, open_file):
+def _kinds(path):
     """The kind names the file's description gives its layers, from a first reading of the
     file (checked and indexed as the second is, nothing else kept): load imports their int8
-    classes before the description, the index and the checks' garbage are in the heap, so
-    that their code lies together at its low end, not in the holes that garbage leaves
-    (docs/your-model.md, "The heap a model needs")."""
+    classes before the description, the index, the file's code and the checks' garbage are
+    in the heap, so that their code lies together at its low end, not in the holes that
+    garbage leaves (docs/your-model.md, "The heap a model needs")."""
+    from ..stored_arrays import open_file
+
     with open_file(path) as stored:
         meta = stored.meta
     layers = meta.get("layers") if isinstance(meta, dict) else None
