@@ -52,3 +52,9 @@ def test_load_and_save_let_go_of_their_code():
         qm.save(path)
         held = [name for name in ONE_TIME if name in sys.modules and name not in before]
         check.equal(held, [], "modules held after a save: %s" % held)
+
+
+def test_logits_needs_a_language_model():
+    qm = load(check.path("enc-int8.bin"))
+    text = check.raises(ValueError, qm.logits, [1, 2])
+    check.equal(text, "logits needs an int8 language model (Embedding first)", "message")

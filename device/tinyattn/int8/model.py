@@ -118,20 +118,10 @@ class QSequential:
     def logits(self, tokens):
         """A language model's (QEmbedding first) logits at every position of the list of
         token ids, (len(tokens), vocab) floats: each position a step against a new int8
-        cache, as tinyattn.generate runs it."""
-        from ulab import numpy as np
-        from ..lm.generate import step
-        from ..nn.embedding import token_ids
+        cache, as tinyattn.generate runs it (lm/generate.py's stepped_logits)."""
+        from ..lm.generate import stepped_logits
 
-        if not hasattr(self.layers[0], "num_embeddings"):
-            raise ValueError("logits needs an int8 language model (Embedding first)")
-        ids = token_ids(list(tokens), self.layers[0].num_embeddings)
-        caches = [layer.new_cache(len(ids)) if hasattr(layer, "step") else None
-                  for layer in self.layers]
-        out = np.zeros((len(ids), self.layers[-1].V))
-        for pos in range(len(ids)):
-            out[pos, :] = step(self.layers, caches, ids[pos], pos)
-        return out
+        return stepped_logits(self.layers, tokens)
 
     def out_code(self):
         """The typecode of forward_int's output: "i" when the last layer keeps its int32
