@@ -10,7 +10,7 @@ import json
 import check
 from tinyattn import Dense, Sequential, save
 from tinyattn.int8.convert import quantize
-from tinyattn.int8.model import load as int8_load
+from tinyattn.int8.model_load import load as int8_load
 from tinyattn.link import records
 from tinyattn.link.server import Session
 from tinyattn.link.wire import BENCH, ERRORS, LOAD_QMODEL, STREAM

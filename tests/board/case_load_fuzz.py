@@ -4,7 +4,7 @@ forward runs on rows of the width its layers take."""
 
 import check
 from tinyattn import load
-from tinyattn.int8.model import load as int8_load
+from tinyattn.int8.model_load import load as int8_load
 from tinyattn.int8.spec import float_config
 from tinyattn.nn.flow import follow
 from ulab import numpy as np

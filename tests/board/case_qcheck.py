@@ -4,7 +4,7 @@ a model gives as its description loads back; each broken field is named."""
 import json
 
 import check
-from tinyattn.int8 import convert as quant, model as qcheck
+from tinyattn.int8 import convert as quant, model_load as qcheck
 from tinyattn.nn.sequential import Sequential
 from ulab import numpy as np
 

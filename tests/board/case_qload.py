@@ -10,7 +10,7 @@ import sys
 import check
 from tinyattn import Sequential
 from tinyattn.int8.convert import quantize
-from tinyattn.int8.model import load
+from tinyattn.int8.model_load import load
 from tinyattn.rng import Rng
 
 IMPORTED = (Sequential, quantize, Rng)  # what a program that quantizes a model imports
@@ -28,3 +28,33 @@ def test_int8_encoder_model_loads_in_a_fresh_interpreter():
     for i, want in enumerate(f["trace"]):
         check.equal(trace[i][0], want, "layer %d (%s)" % (i, f["kinds"][i]))
     check.equal(qm.forward_int(xq, rows, cols)[0], f["trace"][-1], "a second run")
+
+
+ONE_TIME = ("tinyattn.int8.model_load", "tinyattn.int8.model_save", "tinyattn.int8.let_go",
+            "tinyattn.int8.spec", "tinyattn.stored_arrays", "tinyattn.store",
+            "tinyattn.canonical_json")
+
+
+def test_load_and_save_let_go_of_their_code():
+    """A loaded or saved model holds none of the file's code (int8/model_load.py,
+    model_save.py, let_go.py): each is imported again by the next load or save, which works."""
+    before = set(sys.modules)
+    f = check.fixture("model")
+    rows, cols = f["x"].shape
+    xq = array.array("b", f["xq"])
+    path = check.path("enc-int8.bin")
+    for again in ("again-1.bin", "again-2.bin"):  # the second load imports model_load again
+        qm = load(path)
+        held = [name for name in ONE_TIME if name in sys.modules and name not in before]
+        check.equal(held, [], "modules held after a load: %s" % held)
+        check.equal(qm.forward_int(xq, rows, cols)[0], f["trace"][-1], "output")
+        path = check.path(again)
+        qm.save(path)
+        held = [name for name in ONE_TIME if name in sys.modules and name not in before]
+        check.equal(held, [], "modules held after a save: %s" % held)
+
+
+def test_logits_needs_a_language_model():
+    qm = load(check.path("enc-int8.bin"))
+    text = check.raises(ValueError, qm.logits, [1, 2])
+    check.equal(text, "logits needs an int8 language model (Embedding first)", "message")

@@ -19,7 +19,7 @@ WHOLE = {  # over MAX_LINES, and why (the module's docstring says it too)
 def test_the_graph_sees_the_imports():
     assert "tinyattn.nn.attention" in GRAPH["tinyattn.nn.layers"]
     assert "tinyattn.int8.kernels" in GRAPH["tinyattn.int8.layers"]  # from . import kernels
-    assert "tinyattn.store" in GRAPH["tinyattn.int8.model"]  # from .. import store
+    assert "tinyattn.store" in GRAPH["tinyattn.int8.model_save"]  # from .. import store
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
 
 

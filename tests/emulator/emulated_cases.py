@@ -40,15 +40,15 @@ def write_case(folder, module, fixtures):
 
 
 def fast_linear_in_place_of_viper(kind, calls):
-    """A run_case setup: kernels.linear(h, w) becomes tinyattn.int8.backend's `kind` kernel
+    """A run_case setup: kernels.linear(h, w) becomes tinyattn.int8.backend_choice's `kind` kernel
     ("Mac16", "Pie") on w's operand buffer (made on each call); each call is appended to
     `calls` (the emulator's KernelCall)."""
 
     def setup(emulator):
         import tinyattn.int8.kernels as K
-        from tinyattn.int8 import backend
+        from tinyattn.int8 import backend_choice
 
-        kernel = getattr(backend, kind)()
+        kernel = getattr(backend_choice, kind)()
 
         def linear(h, w):
             kernel.linear(h, kernel.operands(w, h[K._COLS], h[K._DEPTH]))

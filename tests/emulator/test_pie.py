@@ -55,13 +55,13 @@ def _run(emu, x, w, cols, depth, rows=1, offset_binary=False):
     """The PIE kernel's int32 outputs of rows x (int8, or offset binary) times offset-binary
     w, and its executed instructions."""
     with device_package(emu):
-        from tinyattn.int8 import backend, kernels as K
+        from tinyattn.int8 import backend_choice, kernels as K
 
         out = array.array("i", bytes(4 * rows * cols))
         h = K.linear_header(cols, depth)
         src = bytearray(x) if offset_binary else array.array("b", x)
         K.bind_linear(h, w, rows, src, out, offset_binary=offset_binary)
-        pie = backend.Pie()
+        pie = backend_choice.Pie()
         pie.linear(h, pie.operands(w, cols, depth))
         return list(out), emu.calls[-1].instructions
 

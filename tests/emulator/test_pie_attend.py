@@ -146,11 +146,11 @@ def test_pie_attend_equals_viper(emulator_s3, case):
 
 def test_self_test_passes_and_the_core_follows_the_head_size(emulator_s3):
     with device_package(emulator_s3):
-        from tinyattn.int8 import backend, fast_attend
+        from tinyattn.int8 import backend_choice, fast_attend
 
-        pie = backend.Pie()
+        pie = backend_choice.Pie()
         assert fast_attend.self_test(*pie.attend_core(16)) is None
-        assert backend.self_test(pie) is None
+        assert backend_choice.self_test(pie) is None
         assert pie.attend_core(16)[0] is pie.pie_attend
         assert pie.attend_core(17) == (pie.attend, None)
 

@@ -12,7 +12,7 @@ def quantize(model, calibration_x, seq_len=None, batch_size=16, mask=None):
 
 
 def load(path):
-    """The int8 model saved at `path` by QSequential.save (int8/model.py)."""
-    from .model import load
+    """The int8 model saved at `path` by QSequential.save (int8/model_load.py)."""
+    from .model_load import load
 
     return load(path)

@@ -2,8 +2,6 @@
 float32 arithmetic: through float_io's steps and buffers where ulab lends them (imported on a
 model's first forward, not by its load: its code is not held before)."""
 
-import gc
-
 from ulab import numpy as np
 
 from .numbers import NOT_FINITE, _offset_bytes, _quantize, dequantize
@@ -37,19 +35,14 @@ class Quantizer:
     def _find_steps(self):
         """float_steps.steps of this arithmetic, or False; float_io imported now, float_steps
         only for this and let go after (its code is garbage once the table is made)."""
-        import sys
         from . import float_io, float_steps
+        from .let_go import let_go
 
         self._io = float_io
         try:
             return float_steps.steps(self.offset_bytes) or False
         finally:
-            sys.modules.pop(float_steps.__name__, None)
-            try:
-                delattr(sys.modules[__name__.rpartition(".")[0]], "float_steps")
-            except (KeyError, AttributeError):
-                pass
-            gc.collect()  # the search's garbage, before the layers' buffers are made
+            let_go((), (float_steps.__name__,))  # (collected: the search's garbage goes too)
 
     def prepare(self):
         """Find the steps (once)."""

@@ -10,7 +10,7 @@ from .records import field, integers, mask_of, only, shape_of
 
 def load_qmodel(session, head, arrays):
     """An int8 model from its layer descriptions and integer arrays (as QUANTIZE replies)."""
-    from ..int8.model import qmodel_from
+    from ..int8.model_load import qmodel_from
 
     only(head, ("layers",))
     layers = field(head, "layers", "list")

@@ -61,6 +61,22 @@ def step(layers, caches, token, pos):
     return x[0, :]
 
 
+def stepped_logits(layers, tokens):
+    """The logits at every position of the list of token ids, (len(tokens), vocab) floats,
+    each position a step against a new cache (QSequential.logits: an int8 language model's)."""
+    from ulab import numpy as np
+    from ..nn.embedding import token_ids
+
+    if not hasattr(layers[0], "num_embeddings"):
+        raise ValueError("logits needs an int8 language model (Embedding first)")
+    ids = token_ids(list(tokens), layers[0].num_embeddings)
+    caches = [layer.new_cache(len(ids)) if hasattr(layer, "step") else None for layer in layers]
+    out = np.zeros((len(ids), layers[-1].V))
+    for pos in range(len(ids)):
+        out[pos, :] = step(layers, caches, ids[pos], pos)
+    return out
+
+
 def pick(logits, temperature, top_p, rng):
     """The next token of a logits row (module docstring)."""
     values = logits.tolist() if hasattr(logits, "tolist") else list(logits)

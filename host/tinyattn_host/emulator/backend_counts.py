@@ -21,23 +21,23 @@ ROWS, DEPTHS, COLS = 4, (64, 72), (16, 32)
 
 def choose_backend(ta, name, folder):
     """Make `name` ("viper", "mac16" or "pie") the backend of the device package `ta`."""
-    from tinyattn.int8 import backend
+    from tinyattn.int8 import backend, backend_choice as choice
 
     backend.reset()
     if name == "viper":
         backend._chosen = ("viper", "as asked", None)
     else:  # the real choice, with the emulated chip's facts: xtensawin, inline assembler
-        fast = {"mac16": backend.Mac16, "pie": backend.Pie}[name]
-        backend._chosen = backend.choose(fast, xtensawin=lambda: True, folder=folder)
+        fast = {"mac16": choice.Mac16, "pie": choice.Pie}[name]
+        backend._chosen = choice.choose(fast, xtensawin=lambda: True, folder=folder)
     return backend._chosen[0]
 
 
 def fast_loop_per_mac(emu, rng, name="mac16", depths=DEPTHS):
     """Instructions per MAC of the inner loop of fast kernel `name` (the double difference;
     depths a whole number of the kernel's passes apart)."""
-    from tinyattn.int8 import backend, kernels as K
+    from tinyattn.int8 import backend_choice as choice, kernels as K
 
-    kernel = {"mac16": backend.Mac16, "pie": backend.Pie}[name]()
+    kernel = {"mac16": choice.Mac16, "pie": choice.Pie}[name]()
     count = {}
     for d in depths:
         for c in COLS:
