@@ -81,12 +81,14 @@ class StoredArrays:
     a new buffer of it (ulab float array, or array.array); read_into(name, param): its float32
     data straight into a ulab array of its shape, a row at a time. Each array is read once:
     its index entry goes as it is read (a load's heap then holds the index of the arrays
-    still to come). unread(): the names never read.
+    still to come). unread(): the names never read. read_in_order(): no index at all from then
+    on (a load that reads the arrays in the file's order).
     """
 
     def __init__(self, src, kind, meta, index):
         self.src, self.kind, self.meta = src, kind, meta
         self._index = index  # [(name, code, shape, offset)] of the arrays not read yet
+        self._next = None  # the header to walk from, once the index is let go
 
     def __enter__(self):
         return self
@@ -100,7 +102,31 @@ class StoredArrays:
     def unread(self):
         return [entry[0] for entry in self._index]
 
+    def read_in_order(self):
+        """Let the index go: each read then walks the arrays' headers, decoding nothing else,
+        from the one after the array read last (from the first when the name is not ahead).
+        A load that asks for the arrays in the file's order (int8.load) then holds no index
+        while it builds, nor leaves the holes of its entries among what it builds."""
+        self._index = None
+        self._next = self.src.first
+
+    def _walk(self, name):
+        """(code, shape) of array `name`, the file at its data (read_in_order); KeyError."""
+        src = self.src
+        for start in (self._next, src.first):
+            src.offset = start
+            src.f.seek(start)
+            while src.offset < src.size - 8:
+                found, code, shape, offset = _index_array(src)
+                if found == name:
+                    self._next = src.offset
+                    src.f.seek(offset)
+                    return code, shape
+        raise KeyError(name)
+
     def _seek(self, name):
+        if self._index is None:
+            return self._walk(name)
         for i, entry in enumerate(self._index):
             if entry[0] == name:
                 del self._index[i]
@@ -159,7 +185,9 @@ def _contents(src, decode):
         except ValueError:
             raise ValueError("%s: the meta block is not valid JSON" % src.path)
     index = []
-    for _ in range(src.unpack("<H")):
+    count = src.unpack("<H")
+    src.first = src.offset  # the first array's header (StoredArrays.read_in_order)
+    for _ in range(count):
         entry = _index_array(src, decode)
         if decode:
             for old in index:
@@ -184,6 +212,7 @@ class _Reader:
     def __init__(self, f, path, size):
         self.f, self.path, self.size = f, path, size
         self.offset = 0
+        self.first = None  # the offset of the first array's header, once walked to
         self._bufs = {1: bytearray(1), 2: bytearray(2), 4: bytearray(4)}  # (unpack)
 
     def need(self, n):

@@ -32,7 +32,10 @@ def test_int8_encoder_model_loads_in_a_fresh_interpreter():
 
 ONE_TIME = ("tinyattn.int8.model_load", "tinyattn.int8.model_save", "tinyattn.int8.let_go",
             "tinyattn.int8.spec", "tinyattn.stored_arrays", "tinyattn.store",
-            "tinyattn.canonical_json")
+            "tinyattn.canonical_json", "tinyattn.int8.classes", "tinyattn.int8.fields",
+            "tinyattn.int8.layers_schema", "tinyattn.int8.norm_schema",
+            "tinyattn.int8.attention_schema", "tinyattn.int8.encoder_schema",
+            "tinyattn.link.wire", "tinyattn.nn.arguments")
 
 
 def test_load_and_save_let_go_of_their_code():
@@ -52,6 +55,23 @@ def test_load_and_save_let_go_of_their_code():
         qm.save(path)
         held = [name for name in ONE_TIME if name in sys.modules and name not in before]
         check.equal(held, [], "modules held after a save: %s" % held)
+
+
+def test_arrays_read_in_order_are_the_indexed_ones():
+    """StoredArrays.read_in_order (int8.load's build): with the index let go, each array,
+    found by walking the headers from the one after the last read (else from the first), is
+    the array the index reads; a name the file lacks is a KeyError."""
+    from tinyattn.stored_arrays import open_file
+
+    path = check.path("enc-int8.bin")
+    with open_file(path) as stored:
+        names = [name for name, _, _ in stored.entries()]
+        want = dict((name, bytes(stored.read(name))) for name in names)
+    with open_file(path) as stored:
+        stored.read_in_order()
+        for name in names[1::2] + names[::-2]:  # ahead, then behind: each walk wraps
+            check.equal(bytes(stored.read(name)), want[name], name)
+        check.raises(KeyError, stored.read, "9.no_such_array")
 
 
 def test_logits_needs_a_language_model():

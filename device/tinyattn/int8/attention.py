@@ -28,6 +28,7 @@ class QAttention:
     H_kv)."""
 
     kind = "SelfAttention"
+
     def __init__(self, embed_dim, num_heads, seq_len, weights, biases, mults, scales,
                  num_kv_heads=None):
         self.embed_dim, self.num_heads, self.seq_len = embed_dim, num_heads, seq_len

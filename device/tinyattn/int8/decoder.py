@@ -29,6 +29,7 @@ class QRMSNorm:
     out int8 at s_y; eps_q in units of sum x^2."""
 
     kind = "RMSNorm"
+
     def __init__(self, E, gamma, eps, mult, s_x, s_g, s_y):
         self.E, self.gamma, self.eps, self.mult = E, gamma, eps, mult
         self.s_x, self.s_g, self.s_y = s_x, s_g, s_y
@@ -60,6 +61,7 @@ class QDecoderBlock:
     """A Llama block in int8 (module docstring); parts QRMSNorm and QDense (no biases)."""
 
     kind = "DecoderBlock"
+
     def __init__(self, spec, parts, silu):
         self.E, self.H, self.H_kv, self.F = spec["E"], spec["H"], spec["H_kv"], spec["F"]
         self.seq_len, self.rope, self.theta = spec["seq_len"], spec["rope"], spec["theta"]

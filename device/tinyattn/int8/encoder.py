@@ -35,6 +35,7 @@ class QTransformerEncoderLayer:
     norm2}; adds (mults of the first and second residual add)."""
 
     kind = "TransformerEncoderLayer"
+
     def __init__(self, parts, adds, norm_first, seq_len, causal, s_x, s_y):
         self.parts, self.adds = parts, adds
         self.norm_first, self.seq_len, self.causal = norm_first, seq_len, causal
@@ -63,6 +64,8 @@ class QTransformerEncoderLayer:
             raise ValueError("x has %d columns, the encoder layer needs %d" % (cols, self.E))
         if rows != self._rows:
             shared = self._scratch
+            if shared is not None:  # its largest buffer first, while a piece of the heap fits it
+                shared.get("linear1.out", rows * p["linear1"].out_features)
             first = array.array("b", bytes(rows * cols)) if shared is None else \
                 shared.get("first", rows * cols)  # the first add's (the second one's input)
             second = array.array("b", bytes(rows * cols)) if shared is None or \

@@ -33,6 +33,7 @@ class QDense:
     """y = x W^T + b: int32 accumulator, then requantized to int8 (or kept, mult None)."""
 
     kind = "Dense"
+
     def __init__(self, in_features, out_features, W, b, mult, s_x, s_w, s_y, lo=-128):
         self.in_features, self.out_features = in_features, out_features
         self.W, self.has_bias, self.mult = W, b is not None, mult  # W offset binary (out, in)
@@ -93,6 +94,7 @@ class QActivation:
     """An activation as a 256-entry int8 table: table[v & 255] = round(f(v s_x) / s_y)."""
 
     kind = "Activation"
+
     def __init__(self, name, table, s_x, s_y):
         self.name, self.table, self.s_x, self.s_y = name, table, s_x, s_y
         self.src, self.out, self._n = None, None, 0
@@ -127,6 +129,7 @@ class QTokens:
     """(B, S*E) to (B*S, E): the same bytes, another shape."""
 
     kind = "Tokens"
+
     def __init__(self, seq_len, s_x):
         self.seq_len, self.s_x = seq_len, s_x
 
@@ -162,10 +165,11 @@ class QGlobalAvgPool:
     mults[n - 1] (kernels_pool; saved as "by_count")."""
 
     kind = "GlobalAvgPool"
+
     def __init__(self, seq_len, mult, s_x, s_y, mults):
         self.seq_len, self.mult, self.s_x, self.s_y = seq_len, mult, s_x, s_y
         self.mults = mults
-        self.header, self.out, self._cols = None, None, None
+        self.header, self.out, self._cols, self._src = None, None, None, None
         self.keep_header = self.keep = None
 
     def out_scale(self):
@@ -177,13 +181,13 @@ class QGlobalAvgPool:
             raise ValueError("x has %d rows, not a multiple of seq_len %d" % (rows, S))
         if cols != self._cols:
             self.header = kernels_pool.pool_header(S, cols, self.mult)
-            if self.mults is not None:
-                self.keep_header = kernels_pool.pool_keep_header(S, cols, self.mults)
+            self.keep_header = None  # made by the first mask (set_keep)
             self._cols = cols
         B = rows // S
         if self.out is None or len(self.out) != B * cols:
             self.out = int8_buffer(B * cols)
         kernels_pool.bind_pool(self.header, B, src, self.out)
+        self._src = src
         if self.keep_header is not None:
             kernels_pool.bind_pool_keep(self.keep_header, B, src, self.out)
         return self.out, B, cols
@@ -194,6 +198,11 @@ class QGlobalAvgPool:
             raise ValueError("this int8 model's pooling has no masked multipliers (saved "
                              "before masks): quantize the float model again")
         if keep is not None:
+            if self.keep_header is None:
+                self.keep_header = kernels_pool.pool_keep_header(self.seq_len, self._cols,
+                                                                 self.mults)
+                kernels_pool.bind_pool_keep(self.keep_header, len(self.out) // self._cols,
+                                            self._src, self.out)
             kernels_pool.check_keep(self.keep_header, keep)
         self.keep = keep
 

@@ -7,6 +7,17 @@ import gc
 import sys
 
 
+CHECK = ("tinyattn.int8.spec", "tinyattn.int8.fields", "tinyattn.int8.classes", "tinyattn.nn.flow",
+         "tinyattn.nn.spec", "tinyattn.nn.arguments", "tinyattn.link.wire", "tinyattn.link")
+"""The modules an int8 description's check (spec.py) imports, the kinds' schemas aside."""
+
+
+def check_modules():
+    """CHECK and the kinds' schema modules imported (int8/layers_schema.py's kind): what a
+    load or a save lets go of after its check."""
+    return CHECK + tuple(name for name in sys.modules if name.endswith("_schema"))
+
+
 def let_go(before, names):
     """Drop the modules `names` that are not in `before`, and this one; then collect."""
     for name in names:

@@ -9,6 +9,7 @@ class QEmbedding:
     """Token t -> row t of W, int8 at s_w (offset binary in memory; the row flipped back)."""
 
     kind = "Embedding"
+
     def __init__(self, V, E, W, s_w):
         self.num_embeddings, self.E, self.W, self.s_w = V, E, W, s_w
         self.out = int8_buffer(E)

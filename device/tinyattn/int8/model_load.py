@@ -10,18 +10,12 @@ its layers' code only.
 import gc
 import sys
 
-from .let_go import let_go
+from .let_go import check_modules, let_go
 
-# What only a load's check and reading need (the file and its format's constants, the
-# description's check, the float layers' fit; and the kinds' schemas, _schemas): code that load
-# imports and lets go again when it imported it, with this module. The first FILE_ONLY go
-# after the last array is read, the rest before the first.
-CHECK_ONLY = ("tinyattn.stored_arrays", "tinyattn.crc", "tinyattn.float32", "tinyattn.link.wire",
-              "tinyattn.link", "tinyattn.int8.spec", "tinyattn.int8.fields",
-              "tinyattn.int8.classes", "tinyattn.nn.flow", "tinyattn.nn.spec",
-              "tinyattn.nn.arguments")
-FILE_ONLY = 5
-LOAD_ONLY = CHECK_ONLY + (__name__,)
+FILE = ("tinyattn.stored_arrays", "tinyattn.crc", "tinyattn.float32")
+"""The file's reader, which a load imports and lets go (when it imported it) after its first
+reading of the file and after its last array; the check's modules (let_go.check_modules) go
+before its first array, this module with the rest."""
 
 
 def check_description(description, shapes):
@@ -65,7 +59,33 @@ def from_description(description, arrays, classes=None, release=False):
         raise ValueError("bad quantized model description: %r" % (err,))
     if not layers:
         raise ValueError("bad quantized model description: no layers")
+    _renew(layers)
     return QSequential(layers)
+
+
+def _renew(layers):
+    """Each float a layer (or a part of one: an encoder's) kept from the parsed description,
+    and each dict holding them (an attention's scales), made anew now that every layer is
+    built: the copies take the lowest free heap, and the parsed description's objects, which
+    lay among the layers' code, go as whole holes (not pieces a 480-byte buffer does not fit:
+    the sensor model's first sample in 128 KB on i686, tests/device/test_sensor_heap.py)."""
+    for layer in layers:
+        attributes = getattr(layer, "__dict__", {})
+        for name in list(attributes):
+            value = attributes[name]
+            if isinstance(value, float):
+                setattr(layer, name, value * 1.0)  # a new object (-0.0 and NaN kept)
+            elif isinstance(value, dict) and _holds_float(value):
+                setattr(layer, name, dict((k, v * 1.0 if isinstance(v, float) else v)
+                                          for k, v in value.items()))
+        _renew([part for part in getattr(layer, "parts", {}).values() if part is not None])
+
+
+def _holds_float(values):
+    for value in values.values():
+        if isinstance(value, float):
+            return True
+    return False
 
 
 def qmodel_from(layers, arrays):
@@ -80,7 +100,7 @@ def qmodel_from(layers, arrays):
         return from_description({"layers": layers},
                                 dict((name, entry[0]) for name, entry in arrays.items()))
     finally:
-        let_go(before, LOAD_ONLY)
+        let_go(before, FILE + check_modules() + (__name__,))
 
 
 def load(path):
@@ -94,13 +114,13 @@ def load(path):
     try:
         model = _load(path, before)
     finally:
-        let_go(before, LOAD_ONLY)
+        let_go(before, FILE + check_modules() + (__name__,))
     return model
 
 
 def _load(path, before):
     kinds = _kinds(path)
-    let_go(before, CHECK_ONLY[:FILE_ONLY])  # the file's code too, imported again after
+    let_go(before, FILE)  # the file's code too, imported again after
     for kind in kinds:
         layer_kind(kind)  # (None for a kind it has no int8 class for: the check says so)
     from ..link.wire import FILE_QUANTIZED as QUANTIZED
@@ -114,16 +134,12 @@ def _load(path, before):
             check_description(stored.meta, dict((name, (code, shape))
                                                 for name, code, shape in stored.entries()))
             classes = [layer_kind(spec["kind"]) for spec in stored.meta["layers"]]
-            let_go(before, CHECK_ONLY[FILE_ONLY:] + _schemas())  # before the first array
+            let_go(before, check_modules())  # before the first array
+            stored.read_in_order()  # (from_spec asks for the arrays in the file's order)
             model = from_description(stored.meta, _OnDemand(stored), classes, release=True)
         except ValueError as err:
             raise ValueError("%s: %s" % (path, err))
     return model
-
-
-def _schemas():
-    """The names of the kinds' schema modules imported (int8/layers_schema.py's kind)."""
-    return tuple(name for name in sys.modules if name.endswith("_schema"))
 
 
 def _kinds(path):

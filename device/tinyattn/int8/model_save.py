@@ -7,13 +7,12 @@ the file's and the check's modules it imported, so a saved model holds no more t
 
 import sys
 
-from .let_go import let_go
+from .let_go import check_modules, let_go
 
-# What a save imports (the file's format, its writer, the description's check): let go after.
+# What a save imports (the file's format and writer; and the description's check, whose
+# modules let_go.check_modules names): let go after.
 SAVE_ONLY = ("tinyattn.int8.model_save", "tinyattn.store", "tinyattn.stored_arrays",
-             "tinyattn.canonical_json", "tinyattn.crc", "tinyattn.float32", "tinyattn.link.wire",
-             "tinyattn.link", "tinyattn.int8.spec", "tinyattn.int8.fields", "tinyattn.nn.flow",
-             "tinyattn.nn.spec")
+             "tinyattn.canonical_json", "tinyattn.crc", "tinyattn.float32")
 
 
 def save(model, path):
@@ -34,4 +33,4 @@ def save(model, path):
             raise ValueError("%s not saved: %s" % (path, err))
         store.write_file(path, QUANTIZED, dumps(description), arrays)
     finally:
-        let_go(before, SAVE_ONLY)
+        let_go(before, SAVE_ONLY + check_modules())

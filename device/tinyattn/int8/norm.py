@@ -18,6 +18,7 @@ class QLayerNorm:
     beta int32 at s_g / 2^12, eps_q in units of V; out int8 at s_y."""
 
     kind = "LayerNorm"
+
     def __init__(self, E, gamma, beta, eps, mult, s_x, s_g, s_y):
         self.E, self.gamma, self.eps, self.mult = E, gamma, eps, mult  # beta: in the header
         self.s_x, self.s_g, self.s_y = s_x, s_g, s_y
@@ -63,6 +64,7 @@ class QPositional:
     """x (B*S, E) plus the int8 table P (S, E, scale s_p) on every sequence, to int8 at s_y."""
 
     kind = "PositionalEmbedding"
+
     def __init__(self, seq_len, E, P, mults, s_x, s_p, s_y):
         self.seq_len, self.E, self.P, self.mults = seq_len, E, P, mults
         self.s_x, self.s_p, self.s_y = s_x, s_p, s_y
