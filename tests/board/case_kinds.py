@@ -41,10 +41,10 @@ def test_every_kind_is_known_to_every_consumer():
         # a language model's kinds run a position at a time (forward, a block's step), as
         # tinyattn.generate steps a float one; the others are planned, then run
         steps = (LANGUAGE_MODEL_KINDS[kind],) if kind in LANGUAGE_MODEL_KINDS else ("plan", "run")
-        for part in ("kind", "from_spec", "spec") + steps:
+        for part in ("kind", "from_spec") + steps:
             assert hasattr(q, part), "%s's int8 class has no %s" % (kind, part)
         schema, conversion = companion(q, "schema"), companion(q, "convert")
-        for part in ("kind", "FIELDS", "array_shapes"):
+        for part in ("kind", "FIELDS", "array_shapes", "spec", "arrays"):
             assert hasattr(schema, part), "%s's int8 schema has no %s" % (kind, part)
         assert schema.kind == q.kind, "%s's schema is of kind %r" % (kind, schema.kind)
         assert hasattr(conversion, "quantize"), "%s's int8 conversion has no quantize" % kind

@@ -54,7 +54,7 @@ def test_from_float_with_kv_heads_matches_the_hosts_description():
     spec = f["spec"]
     q = SelfAttention.from_float(_FloatGqa(f), f["stats"], spec["scales"]["x"],
                                  spec["scales"]["y"], 12)
-    near_spec(q.spec(), spec, "from_float")
+    near_spec(Schema.spec(q), spec, "from_float")
     check.equal(len(q.weights["k"]), 16 * 64, "Wk bytes")
 
 

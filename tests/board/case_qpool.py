@@ -64,7 +64,7 @@ def test_bad_input_gets_a_clear_value_error():
     for call, words in cases:
         message = check.raises(ValueError, call)
         assert words in message, "%r lacks %r" % (message, words)
-    spec = layer.spec()
+    spec = GlobalAvgPool.spec(layer)
     spec["by_count"] = spec["by_count"][:3]
     message = check.raises(ValueError, GlobalAvgPool.check_spec, "layers[4]", spec)
     assert "'by_count' must hold seq_len (7)" in message, message

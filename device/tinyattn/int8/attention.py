@@ -160,21 +160,6 @@ class QAttention:
                                          causal=causal)
         return dequantize(y, rows, cols, self.out_scale())
 
-    def spec(self):
-        spec = {"kind": "SelfAttention", "E": self.embed_dim, "H": self.num_heads,
-                "seq_len": self.seq_len, "mults": self.mults, "scales": self.scales,
-                "bias": list(self._bias)}
-        if self._h_kv is not None:
-            spec["H_kv"] = self._h_kv
-        return spec
-
-    def arrays(self, prefix):
-        E = self.embed_dim
-        out = [(prefix + "W" + n, flip(self.weights[n]), "b", (self.rows_of(n), E))
-               for n in PROJECTIONS]
-        out += [(prefix + "b" + n, self.bias(n), "i", (self.rows_of(n),)) for n in self._bias]
-        return out
-
     @staticmethod
     def from_spec(spec, arrays, prefix):
         weights = dict((n, offset_binary(arrays, prefix + "W" + n)) for n in PROJECTIONS)

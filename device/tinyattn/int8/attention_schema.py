@@ -5,6 +5,7 @@ says what a schema is)."""
 from . import backend  # noqa: F401
 from . import kernels
 from .attention import PROJECTIONS
+from .numbers import flip
 
 
 class SelfAttention:
@@ -48,3 +49,22 @@ class SelfAttention:
         if spec["E"] // spec["H"] > kernels.MAX_DEPTH:
             raise ValueError("%s: a head of %d values is over %d"
                              % (where, spec["E"] // spec["H"], kernels.MAX_DEPTH))
+
+    @staticmethod
+    def spec(layer):
+        spec = {"kind": "SelfAttention", "E": layer.embed_dim, "H": layer.num_heads,
+                "seq_len": layer.seq_len, "mults": layer.mults, "scales": layer.scales,
+                "bias": list(layer._bias)}
+        if layer._h_kv is not None:
+            spec["H_kv"] = layer._h_kv
+        return spec
+
+    @staticmethod
+    def arrays(layer, prefix):
+        E = layer.embed_dim
+        out = [(prefix + "W" + n, flip(layer.weights[n]), "b", (layer.rows_of(n), E))
+               for n in PROJECTIONS]
+        biases = [(n, layer.bias(n)) for n in PROJECTIONS]
+        out += [(prefix + "b" + n, b, "i", (layer.rows_of(n),))
+                for n, b in biases if b is not None]
+        return out

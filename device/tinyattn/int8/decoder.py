@@ -44,13 +44,6 @@ class QRMSNorm:
         dk.rmsnorm(x, self.out, self.gamma, self.header)
         return self.out
 
-    def spec(self):
-        return {"kind": "RMSNorm", "E": self.E, "eps": self.eps, "mult": self.mult,
-                "s_x": self.s_x, "s_g": self.s_g, "s_y": self.s_y}
-
-    def arrays(self, prefix):
-        return [(prefix + "gamma", flip(self.gamma), "b", (self.E,))]
-
     @staticmethod
     def from_spec(spec, arrays, prefix):
         return QRMSNorm(spec["E"], flip(arrays[prefix + "gamma"]), spec["eps"],
@@ -150,19 +143,6 @@ class QDecoderBlock:
         p["w2"].run()
         nk.add(self.add2, p["w2"].out)
         return self.out
-
-    def spec(self):
-        parts = dict((n, self.parts[n].spec()) for n in NORMS + PROJECTIONS)
-        return {"kind": "DecoderBlock", "E": self.E, "H": self.H, "H_kv": self.H_kv,
-                "F": self.F, "seq_len": self.seq_len, "rope": self.rope, "theta": self.theta,
-                "parts": parts, "score": self.score, "ctx": self.ctx_mult, "gate": self.gate,
-                "s_silu": self.s_silu, "adds": self.adds, "s_x": self.s_x, "s_y": self.s_y}
-
-    def arrays(self, prefix):
-        out = []
-        for n in NORMS + PROJECTIONS:
-            out += self.parts[n].arrays(prefix + n + ".")
-        return out + [(prefix + "silu", self.silu, "b", (256,))]
 
     @staticmethod
     def from_spec(spec, arrays, prefix):

@@ -5,6 +5,7 @@
 from . import backend, numbers  # noqa: F401
 from .decoder import NORMS, PROJECTIONS
 from .layers_schema import Dense
+from .numbers import flip
 
 
 class RMSNorm:
@@ -16,6 +17,15 @@ class RMSNorm:
     @staticmethod
     def array_shapes(spec):
         return [("gamma", "b", (spec["E"],), True)]
+
+    @staticmethod
+    def spec(layer):
+        return {"kind": "RMSNorm", "E": layer.E, "eps": layer.eps, "mult": layer.mult,
+                "s_x": layer.s_x, "s_g": layer.s_g, "s_y": layer.s_y}
+
+    @staticmethod
+    def arrays(layer, prefix):
+        return [(prefix + "gamma", flip(layer.gamma), "b", (layer.E,))]
 
 
 class DecoderBlock:
@@ -53,10 +63,29 @@ class DecoderBlock:
         for n in NORMS + PROJECTIONS:
             if not isinstance(parts.get(n), dict):
                 raise ValueError("%s: 'parts' needs %r" % (where, n))
-            check_layer_spec("%s.parts.%s" % (where, n), parts[n],
-                             RMSNorm if n in NORMS else Dense)
+            check_layer_spec("%s.parts.%s" % (where, n), parts[n], _part_schema(n))
             got = (parts[n]["E"],) if n in NORMS else (parts[n]["in"], parts[n]["out"])
             want = (E,) if n in NORMS else sizes[n]
             if got != want or (n not in NORMS and parts[n]["mult"] is None):
                 raise ValueError("%s.parts.%s: sizes %r, the block needs %r and an int8 output"
                                  % (where, n, got, want))
+
+    @staticmethod
+    def spec(layer):
+        parts = dict((n, _part_schema(n).spec(layer.parts[n])) for n in NORMS + PROJECTIONS)
+        return {"kind": "DecoderBlock", "E": layer.E, "H": layer.H, "H_kv": layer.H_kv,
+                "F": layer.F, "seq_len": layer.seq_len, "rope": layer.rope, "theta": layer.theta,
+                "parts": parts, "score": layer.score, "ctx": layer.ctx_mult, "gate": layer.gate,
+                "s_silu": layer.s_silu, "adds": layer.adds, "s_x": layer.s_x, "s_y": layer.s_y}
+
+    @staticmethod
+    def arrays(layer, prefix):
+        out = []
+        for n in NORMS + PROJECTIONS:
+            out += _part_schema(n).arrays(layer.parts[n], prefix + n + ".")
+        return out + [(prefix + "silu", layer.silu, "b", (256,))]
+
+
+def _part_schema(name):
+    """The schema of a block's part: RMSNorm for a norm, Dense for a projection."""
+    return RMSNorm if name in NORMS else Dense

@@ -156,20 +156,6 @@ class QTransformerEncoderLayer:
         y, rows, cols = self.forward_int(quantize_tensor(x, self.s_x), rows, cols, keep, causal)
         return dequantize(y, rows, cols, self.s_y)
 
-    def spec(self):
-        return {"kind": "TransformerEncoderLayer", "seq_len": self.seq_len,
-                "norm_first": self.norm_first, "causal": self.causal,
-                "adds": [list(a) for a in self.adds], "s_x": self.s_x, "s_y": self.s_y,
-                "parts": dict((n, part.spec()) for n, part in self.parts.items()
-                              if part is not None)}
-
-    def arrays(self, prefix):
-        out = []
-        for name in PARTS:
-            if self.parts[name] is not None:
-                out += self.parts[name].arrays(prefix + name + ".")
-        return out
-
     @staticmethod
     def from_spec(spec, arrays, prefix):
         specs = spec["parts"]

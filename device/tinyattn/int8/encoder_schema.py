@@ -60,3 +60,19 @@ class TransformerEncoderLayer:
                 raise ValueError("%s: 'parts.%s' must be %s, got %r" % (
                     where, field, "given (an int8 output)" if want is False else want,
                     None if want is False else value))
+
+    @staticmethod
+    def spec(layer):
+        return {"kind": "TransformerEncoderLayer", "seq_len": layer.seq_len,
+                "norm_first": layer.norm_first, "causal": layer.causal,
+                "adds": [list(a) for a in layer.adds], "s_x": layer.s_x, "s_y": layer.s_y,
+                "parts": dict((n, _PART_SCHEMAS[n].spec(part))
+                              for n, part in layer.parts.items() if part is not None)}
+
+    @staticmethod
+    def arrays(layer, prefix):
+        out = []
+        for name in PARTS:
+            if layer.parts[name] is not None:
+                out += _PART_SCHEMAS[name].arrays(layer.parts[name], prefix + name + ".")
+        return out

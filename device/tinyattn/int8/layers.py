@@ -8,20 +8,19 @@ Contract of a quantized layer (QSequential relies on nothing else):
 - `run()`: the kernels, positionally, no allocation; `calls()`, where a layer has it, the
   same kernel calls as (function, a, b) triples, each run as function(a, b), good until the
   next plan or set_keep (QSequential runs a flat list of them: no Python frame a layer);
-- `spec()`, `arrays(prefix)` and `from_spec(spec, arrays, prefix)`: the saved form, weights
-  as int8 (kept in memory as offset binary, w + 128, which the kernels load without a sign
-  step).
+- `from_spec(spec, arrays, prefix)`: the layer of a saved description and its arrays.
 
-What a model runs only: a class's schema (what its saved description must hold) is the class
-of its kind in <module>_schema.py, its making from a float layer (`quantize`) the one in
-<module>_convert.py (int8/spec.py's companion finds them; docs/layer-kinds.md), so that a
-loaded model holds the code it runs and no more.
+What a model runs only: a class's saved form (what its description must hold, and the
+description and arrays a layer saves) is the class of its kind in <module>_schema.py, its
+making from a float layer (`quantize`) the one in <module>_convert.py (int8/classes.py's
+companion finds them; docs/layer-kinds.md), so that a loaded model holds the code it runs and
+no more.
 """
 
 import array
 
 from . import backend, kernels, kernels_pool
-from .numbers import flip, int8_buffer, offset_binary
+from .numbers import int8_buffer, offset_binary
 from . import scratch
 
 
@@ -72,17 +71,6 @@ class QDense:
     def calls(self):
         return [(self._kernel[0], self.header, self._kernel[1])]
 
-    def spec(self):
-        return {"kind": "Dense", "in": self.in_features, "out": self.out_features,
-                "mult": self.mult, "s_x": self.s_x, "s_w": self.s_w, "s_y": self.s_y,
-                "lo": self.lo}
-
-    def arrays(self, prefix):
-        out = [(prefix + "W", flip(self.W), "b", (self.out_features, self.in_features))]
-        if self.has_bias:
-            out.append((prefix + "b", self.bias(), "i", (self.out_features,)))
-        return out
-
     @staticmethod
     def from_spec(spec, arrays, prefix):
         return QDense(spec["in"], spec["out"], offset_binary(arrays, prefix + "W"),
@@ -114,12 +102,6 @@ class QActivation:
     def run(self):
         kernels.table_lookup(self.src, self.out, self._n, self.table)
 
-    def spec(self):
-        return {"kind": "Activation", "name": self.name, "s_x": self.s_x, "s_y": self.s_y}
-
-    def arrays(self, prefix):
-        return [(prefix + "table", self.table, "b", (256,))]
-
     @staticmethod
     def from_spec(spec, arrays, prefix):
         return QActivation(spec["name"], arrays[prefix + "table"], spec["s_x"], spec["s_y"])
@@ -146,12 +128,6 @@ class QTokens:
         pass
 
     def calls(self):
-        return []
-
-    def spec(self):
-        return {"kind": "Tokens", "seq_len": self.seq_len, "s_x": self.s_x}
-
-    def arrays(self, prefix):
         return []
 
     @staticmethod
@@ -216,16 +192,6 @@ class QGlobalAvgPool:
         if self.keep is None:
             return [kernels_pool.pool_call(self.header)]
         return [kernels_pool.pool_call(self.keep_header, self.keep)]
-
-    def spec(self):
-        spec = {"kind": "GlobalAvgPool", "seq_len": self.seq_len, "mult": self.mult,
-                "s_x": self.s_x, "s_y": self.s_y}
-        if self.mults is not None:
-            spec["by_count"] = [list(m) for m in self.mults]
-        return spec
-
-    def arrays(self, prefix):
-        return []
 
     @staticmethod
     def from_spec(spec, arrays, prefix):

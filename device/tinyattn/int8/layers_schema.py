@@ -1,14 +1,19 @@
-"""What the saved description of each int8 layer of layers.py must hold (int8/spec.py checks a
-description with it before anything is allocated; a loaded model holds none of it).
+"""The saved form of each int8 layer of layers.py: what its description must hold (int8/spec.py
+checks a description with it before anything is allocated) and what a layer saves (its
+description and arrays). A loaded model holds none of it.
 
 A schema, named by the int8 kind: `kind`; `FIELDS`, the description's fields (int8/fields.py);
 `FLOAT` (or `float_entry(spec)`), the fields that give its float kind's arguments (a value
 that is not a field is itself); `INT32`, where it may keep its int32 accumulator: the path of
 the multiplier that is then null; `array_shapes(spec)`, (name, typecode, shape, required) of
-the arrays it needs; `check_spec(where, spec)`, where it has one, what the fields say together.
+the arrays it needs; `check_spec(where, spec)`, where it has one, what the fields say together;
+`spec(layer)` and `arrays(layer, prefix)`, a layer's description and its arrays, (name,
+buffer, typecode, shape) each, weights as int8 (the layer holds them as offset binary, w + 128,
+which the kernels load without a sign step): what the layer's class reads back (from_spec).
 """
 
 from . import kernels
+from .numbers import flip
 
 GELU = "gelu_erf"
 """The QActivation name of the GELU table (made from nn/gelu.py's Gelu, the erf form)."""
@@ -35,6 +40,19 @@ class Dense:
             raise ValueError("%s: 'in' %d is over %d (the int32 accumulator could overflow)"
                              % (where, spec["in"], kernels.MAX_DEPTH))
 
+    @staticmethod
+    def spec(layer):
+        return {"kind": "Dense", "in": layer.in_features, "out": layer.out_features,
+                "mult": layer.mult, "s_x": layer.s_x, "s_w": layer.s_w, "s_y": layer.s_y,
+                "lo": layer.lo}
+
+    @staticmethod
+    def arrays(layer, prefix):
+        out = [(prefix + "W", flip(layer.W), "b", (layer.out_features, layer.in_features))]
+        if layer.has_bias:
+            out.append((prefix + "b", layer.bias(), "i", (layer.out_features,)))
+        return out
+
 
 class Activation:
     kind = "Activation"
@@ -55,6 +73,14 @@ class Activation:
             raise ValueError("%s: 'name' must be one of %s, got %r"
                              % (where, ", ".join(names), spec["name"]))
 
+    @staticmethod
+    def spec(layer):
+        return {"kind": "Activation", "name": layer.name, "s_x": layer.s_x, "s_y": layer.s_y}
+
+    @staticmethod
+    def arrays(layer, prefix):
+        return [(prefix + "table", layer.table, "b", (256,))]
+
 
 class Tokens:
     kind = "Tokens"
@@ -63,6 +89,14 @@ class Tokens:
 
     @staticmethod
     def array_shapes(spec):
+        return []
+
+    @staticmethod
+    def spec(layer):
+        return {"kind": "Tokens", "seq_len": layer.seq_len, "s_x": layer.s_x}
+
+    @staticmethod
+    def arrays(layer, prefix):
         return []
 
 
@@ -90,3 +124,15 @@ class GlobalAvgPool:
                 kernels.set_multiplier(kernels.new_header(8, None), mult)
             except (TypeError, ValueError) as err:
                 raise ValueError("%s: 'by_count': %s" % (where, err))
+
+    @staticmethod
+    def spec(layer):
+        spec = {"kind": "GlobalAvgPool", "seq_len": layer.seq_len, "mult": layer.mult,
+                "s_x": layer.s_x, "s_y": layer.s_y}
+        if layer.mults is not None:
+            spec["by_count"] = [list(m) for m in layer.mults]
+        return spec
+
+    @staticmethod
+    def arrays(layer, prefix):
+        return []

@@ -29,12 +29,6 @@ class QEmbedding:
             out[i] = (W[base + i] & 255) - 128  # offset binary, in bytes or int8 items
         return out
 
-    def spec(self):
-        return {"kind": "Embedding", "V": self.num_embeddings, "E": self.E, "s_w": self.s_w}
-
-    def arrays(self, prefix):
-        return [(prefix + "W", flip(self.W), "b", (self.num_embeddings, self.E))]
-
     @staticmethod
     def from_spec(spec, arrays, prefix):
         return QEmbedding(spec["V"], spec["E"], flip(arrays[prefix + "W"]), spec["s_w"])
@@ -78,16 +72,6 @@ class QClassifier:
     def forward(self, x):
         """The float logits (1, V) of int8 row x."""
         return dequantize(self.forward_int(x), 1, self.V, self.out_scale())
-
-    def spec(self):
-        spec = {"kind": "Classifier", "E": self.E, "V": self.V, "tied": self.tied,
-                "s_x": self.s_x, "s_w": self.s_w}
-        if self.tied:
-            spec["s_w"] = None
-        return spec
-
-    def arrays(self, prefix):
-        return [] if self.tied else [(prefix + "W", flip(self.W), "b", (self.V, self.E))]
 
     @staticmethod
     def from_spec(spec, arrays, prefix):

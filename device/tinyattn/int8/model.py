@@ -122,14 +122,19 @@ class QSequential:
         return getattr(self.layers[-1], "out_code", "b")
 
     def description(self):
-        """What model_load.from_description needs besides the arrays: {"layers": [spec, ...]}."""
-        return {"layers": [layer.spec() for layer in self.layers]}
+        """What model_load.from_description needs besides the arrays: {"layers": [spec, ...]},
+        each layer's by its kind's schema (int8/layers_schema.py)."""
+        from .classes import companion
+
+        return {"layers": [companion(type(layer), "schema").spec(layer) for layer in self.layers]}
 
     def named_arrays(self):
         """(name, buffer, typecode, shape) of every layer's arrays, named "<index>.<name>"."""
+        from .classes import companion
+
         arrays = []
         for i, layer in enumerate(self.layers):
-            arrays += layer.arrays("%d." % i)
+            arrays += companion(type(layer), "schema").arrays(layer, "%d." % i)
         return arrays
 
     def save(self, path):

@@ -10,7 +10,7 @@ arithmetic of int8 adds).
 from . import kernels
 from . import kernels_norm as nk
 from . import scratch
-from .numbers import flip, int8_buffer, offset_binary
+from .numbers import int8_buffer, offset_binary
 
 
 class QLayerNorm:
@@ -43,14 +43,6 @@ class QLayerNorm:
 
     def run(self):
         nk.norm(self.header, self.gamma)
-
-    def spec(self):
-        return {"kind": "LayerNorm", "E": self.E, "eps": self.eps, "mult": self.mult,
-                "s_x": self.s_x, "s_g": self.s_g, "s_y": self.s_y}
-
-    def arrays(self, prefix):
-        return [(prefix + "gamma", flip(self.gamma), "b", (self.E,)),
-                (prefix + "beta", self.beta(), "i", (self.E,))]
 
     @staticmethod
     def from_spec(spec, arrays, prefix):
@@ -88,13 +80,6 @@ class QPositional:
 
     def run(self):
         nk.add(self.header, self.P)
-
-    def spec(self):
-        return {"kind": "PositionalEmbedding", "seq_len": self.seq_len, "E": self.E,
-                "mults": self.mults, "s_x": self.s_x, "s_p": self.s_p, "s_y": self.s_y}
-
-    def arrays(self, prefix):
-        return [(prefix + "P", self.P, "b", (self.seq_len, self.E))]
 
     @staticmethod
     def from_spec(spec, arrays, prefix):
