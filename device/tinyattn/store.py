@@ -96,13 +96,25 @@ def check_arrays(config, shapes):
     check_model(config, shapes)
 
 
+CHECK_ONLY = ("tinyattn.nn.model_check", "tinyattn.nn.flow")
+"""What a model's check imports that building it does not need."""
+
+
 def model_from(config, shapes, fill):
     """A Sequential from its config and named float32 arrays.
 
     shapes: {name: shape} of the arrays at hand, checked against the config before anything
     is allocated (check_arrays); fill(name, param) then writes each one into its parameter.
+    The check's own code (nn/model_check.py, nn/flow.py) goes before the model is built
+    (let_go.py), so the model's arrays find its room.
     """
+    import sys
+
+    before = set(sys.modules)
     check_arrays(config, shapes)
+    from .let_go import let_go
+
+    let_go(before, CHECK_ONLY)
     return build_model(config, fill)
 
 

@@ -30,7 +30,7 @@ def test_int8_encoder_model_loads_in_a_fresh_interpreter():
     check.equal(qm.forward_int(xq, rows, cols)[0], f["trace"][-1], "a second run")
 
 
-ONE_TIME = ("tinyattn.int8.model_load", "tinyattn.int8.model_save", "tinyattn.int8.let_go",
+ONE_TIME = ("tinyattn.int8.model_load", "tinyattn.int8.model_save", "tinyattn.let_go",
             "tinyattn.int8.spec", "tinyattn.stored_arrays", "tinyattn.store",
             "tinyattn.canonical_json", "tinyattn.int8.classes", "tinyattn.int8.fields",
             "tinyattn.int8.layers_schema", "tinyattn.int8.norm_schema",

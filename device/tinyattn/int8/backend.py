@@ -34,7 +34,7 @@ def _choose():
 
     chosen = choose(forced=FORCE_VIPER)
     if chosen[2] is None:
-        from .let_go import let_go
+        from ..let_go import let_go
 
         let_go(before, [name for name in sys.modules if name not in before])
     return chosen

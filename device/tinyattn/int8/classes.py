@@ -3,6 +3,8 @@ int8 class: its kind's schema and conversion, in <module>_schema.py and <module>
 beside the module that runs it (int8/layers.py says why). Each is imported when asked, so a
 model pays the heap of the kinds it uses only."""
 
+import sys
+
 
 def int8_class(declared):
     """The int8 class of a declared kind (nn/spec.py), imported now; None if it has none. A
@@ -20,3 +22,14 @@ def companion(cls, role):
     now: role "schema", what its saved description must hold (int8/layers_schema.py), or
     "convert", its making from a float layer (int8/layers_convert.py)."""
     return getattr(__import__(cls.__module__ + "_" + role, None, None, [cls.kind]), cls.kind)
+
+
+CHECK = ("tinyattn.int8.spec", "tinyattn.int8.fields", "tinyattn.int8.classes", "tinyattn.nn.flow",
+         "tinyattn.nn.spec", "tinyattn.nn.arguments", "tinyattn.link.wire", "tinyattn.link")
+"""The modules an int8 description's check (spec.py) imports, the kinds' schemas aside."""
+
+
+def check_modules():
+    """CHECK and the kinds' schema companions imported: what an int8 load or save lets go
+    of after its check (let_go.py)."""
+    return CHECK + tuple(name for name in sys.modules if name.endswith("_schema"))

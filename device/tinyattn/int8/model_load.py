@@ -3,18 +3,18 @@ link's LOAD_QMODEL model from its description and arrays, both checked by
 spec.check_description before anything is made.
 
 A loaded model runs none of this: int8.load and LOAD_QMODEL import it and let it go again
-(let_go.py) with the file's and the check's modules it imported, so a loaded model holds
+(tinyattn/let_go.py) with the file's and the check's modules it imported, so a loaded model holds
 its layers' code only.
 """
 
 import gc
 import sys
 
-from .let_go import check_modules, let_go
+from ..let_go import let_go
 
 FILE = ("tinyattn.stored_arrays", "tinyattn.crc", "tinyattn.float32")
 """The file's reader, which a load imports and lets go (when it imported it) after its first
-reading of the file and after its last array; the check's modules (let_go.check_modules) go
+reading of the file and after its last array; the check's modules (classes.check_modules) go
 before its first array, this module with the rest."""
 
 
@@ -23,6 +23,13 @@ def check_description(description, shapes):
     from .spec import check_description
 
     return check_description(description, shapes)
+
+
+def _check_modules():
+    """classes.py's check_modules (imported now: the check imported it already)."""
+    from .classes import check_modules
+
+    return check_modules()
 
 
 def layer_kind(kind=None):
@@ -100,7 +107,7 @@ def qmodel_from(layers, arrays):
         return from_description({"layers": layers},
                                 dict((name, entry[0]) for name, entry in arrays.items()))
     finally:
-        let_go(before, FILE + check_modules() + (__name__,))
+        let_go(before, FILE + _check_modules() + (__name__,))
 
 
 def load(path):
@@ -114,7 +121,7 @@ def load(path):
     try:
         model = _load(path, before)
     finally:
-        let_go(before, FILE + check_modules() + (__name__,))
+        let_go(before, FILE + _check_modules() + (__name__,))
     return model
 
 
@@ -134,7 +141,7 @@ def _load(path, before):
             check_description(stored.meta, dict((name, (code, shape))
                                                 for name, code, shape in stored.entries()))
             classes = [layer_kind(spec["kind"]) for spec in stored.meta["layers"]]
-            let_go(before, check_modules())  # before the first array
+            let_go(before, _check_modules())  # before the first array
             stored.read_in_order()  # (from_spec asks for the arrays in the file's order)
             model = from_description(stored.meta, _OnDemand(stored), classes, release=True)
         except ValueError as err:

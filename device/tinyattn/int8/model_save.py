@@ -1,16 +1,17 @@
 """Writing an int8 model's file (QSequential.save): store's format, kind "quantized", its
 description as canonical JSON, checked first as a load checks it (spec.check_description).
 
-A model runs none of this: QSequential.save imports it and lets it go again (let_go.py) with
+A model runs none of this: QSequential.save imports it and lets it go again (tinyattn/let_go.py) with
 the file's and the check's modules it imported, so a saved model holds no more than before.
 """
 
 import sys
 
-from .let_go import check_modules, let_go
+from ..let_go import let_go
+from .classes import check_modules
 
 # What a save imports (the file's format and writer; and the description's check, whose
-# modules let_go.check_modules names): let go after.
+# modules classes.check_modules names): let go after.
 SAVE_ONLY = ("tinyattn.int8.model_save", "tinyattn.store", "tinyattn.stored_arrays",
              "tinyattn.canonical_json", "tinyattn.crc", "tinyattn.float32")
 

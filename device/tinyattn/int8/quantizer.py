@@ -36,7 +36,7 @@ class Quantizer:
         """float_steps.steps of this arithmetic, or False; float_io imported now, float_steps
         only for this and let go after (its code is garbage once the table is made)."""
         from . import float_io, float_steps
-        from .let_go import let_go
+        from ..let_go import let_go
 
         self._io = float_io
         try:
