@@ -29,11 +29,6 @@ def test_the_float_file_loads_and_runs_one_sample_in_300k(files):
     assert held(lib, float_file, "float", "run", board_heap("300k")) > 4 * 22000  # weights
 
 
-@pytest.mark.xfail(strict=True, reason="needs 141k on i686: 100 KB held after load (~52 KB of "
-                   "module code, ~7 KB of names the load's checks interned, ~40 KB the "
-                   "model), 117 KB after one sample (the encoder layers' shared scratch, the "
-                   "input's 1 KB of steps); the heap the load leaves is in pieces the "
-                   "sample's 1920-byte buffers do not fit (137k for the load alone)")
 def test_the_int8_file_loads_and_runs_one_sample_in_128k(files):
     lib, _, int8_file = files
     assert held(lib, int8_file, "int8", "run", board_heap("128k")) > 30000
