@@ -3,6 +3,9 @@ makes them on the unix port: seed 34, int8 from 64 random rows), with the packag
 `make deploy` ships it. Until the repository has a PyTorch fixture of it, random weights:
 a heap figure does not depend on the values."""
 
+import os
+from pathlib import Path
+
 from board_cases import BOARD_DIR
 from tinyattn_host.bench.bench import compiled_package
 from tinyattn_host.virtual import unixport
@@ -24,8 +27,15 @@ def sensor_files(folder, int8=True):
 
 def held(lib, path, kind, what, heap):
     """The bytes held after loading `path` (kind float or int8) and, for what = "run",
-    running one sample, at -X heapsize=heap; MicroPythonError when it does not fit."""
-    out = unixport.run_file(SCRIPT, heap=heap, args=(str(path), kind, what), device_dir=lib)
+    running one sample, at -X heapsize=heap; MicroPythonError when it does not fit.
+
+    Run as on a board, whose package lies in /lib: in the folder holding `lib`, the package
+    found as "lib" and the file by its path from there. MicroPython interns each imported
+    module's file name (its __file__), so a package under a long temporary path would hold
+    ~2 KB more of names than a board does."""
+    folder = lib.parent
+    out = unixport.run_file(SCRIPT, heap=heap, args=(os.path.relpath(path, folder), kind, what),
+                            device_dir=Path(lib.name), cwd=folder)
     return int(out.split()[-1])
 
 

@@ -89,14 +89,17 @@ def search_path(extra=(), device_dir=DEVICE_DIR):
     return os.pathsep.join(parts)
 
 
-def run_file(script, heap=None, extra_path=(), timeout=600, args=(), device_dir=DEVICE_DIR):
-    """Run a script file; return its stdout, or raise MicroPythonError with its exception."""
+def run_file(script, heap=None, extra_path=(), timeout=600, args=(), device_dir=DEVICE_DIR,
+             cwd=None):
+    """Run a script file (in the folder cwd, when given: device_dir and args may then be
+    relative to it); return its stdout, or raise MicroPythonError with its exception."""
     command = [interpreter()]
     if heap:
         command += ["-X", f"heapsize={heap}"]
     command += [str(script), *args]
     env = dict(os.environ, MICROPYPATH=search_path(extra_path, device_dir))
-    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout,
+                          cwd=cwd)
     if done.returncode != 0:
         raise _error(done.stdout + done.stderr)
     return done.stdout
