@@ -35,7 +35,28 @@ def quantize(model, calibration_x, seq_len=None, batch_size=16, mask=None):
     qencoder's LayerNorm, PositionalEmbedding, Gelu, TransformerEncoderLayer), a Dense, or an
     Attention (give its seq_len). Returns a QSequential; a lone Dense or Attention
     becomes a one-layer QSequential (its forward_int and forward are the layer's).
+
+    The conversion's code goes after (let_go.py): this module, the kinds' conversions and the
+    scales' arithmetic, unless imported before; the int8 model holds what it runs.
     """
+    import sys
+
+    before = set(sys.modules) - {__name__}
+    try:
+        return _quantize(model, calibration_x, seq_len, batch_size, mask)
+    finally:
+        from ..let_go import let_go
+
+        let_go(before, CONVERSION + tuple(name for name in sys.modules
+                                          if name.endswith("_convert")))
+
+
+CONVERSION = (__name__, "tinyattn.int8.convert_lm", "tinyattn.int8.scales",
+              "tinyattn.int8.classes")
+"""The modules of a conversion alone (with the kinds' <module>_convert.py)."""
+
+
+def _quantize(model, calibration_x, seq_len, batch_size, mask):
     if isinstance(model, Sequential) and hasattr(model.layers[0], "num_embeddings"):
         from .convert_lm import quantize_lm
 
