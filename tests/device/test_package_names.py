@@ -14,6 +14,7 @@ import tty
 import pytest
 
 from board_cases import BOARD_DIR, Report, board_test, write_fixtures
+from heap_budget import board_heap
 from tinyattn_host.virtual import unixport
 
 HEAP = "128k"
@@ -63,6 +64,7 @@ def test_names_and_dir_in_128k_as_deployed(deployed, tmp_path):
     """case_package_dir and case_package_names' LAZY test again, in 128 KB with the package
     as deployed. Host-driven: the bound is for the compiled package (board_test runs the
     sources on the unix port, whose compiling alone takes more heap)."""
+    board_heap(HEAP)  # (a 32-bit figure: skipped on a 64-bit port)
     wanted = lazy_modules(deployed, HEAP)
     write_fixtures(tmp_path / "case_package_dir", {"lazy": {"modules": wanted}})
     write_fixtures(tmp_path / "case_package_names", {})
@@ -81,6 +83,7 @@ def test_names_and_dir_in_128k_as_deployed(deployed, tmp_path):
 @REAL_ULAB_HEAP
 def test_tab_completion_at_the_repl(deployed):
     """`tinyattn.<Tab>` in the REPL of a 128 KB heap lists the public names, imports no others."""
+    board_heap(HEAP)  # (a 32-bit figure: skipped on a 64-bit port)
     wanted = set(lazy_modules(deployed, HEAP))
     master, slave = os.openpty()
     tty.setraw(slave)
