@@ -95,10 +95,10 @@ def loop_alone_run(emu, ta, rng):
 
 def elementwise_runs(emu, ta, rng):
     K, N, P = ta.kernels, ta.kernels_norm, ta.kernels_pool
-    mult = ta.numbers.multiplier(0.05, 0.05 * 8)
+    mult = ta.scales.multiplier(0.05, 0.05 * 8)
     src, dst = _int8(rng, S * E), _int8(rng, S * E)
     runs = []
-    h = P.pool_header(S, E, ta.numbers.multiplier(0.05 / S, 0.05))
+    h = P.pool_header(S, E, ta.scales.multiplier(0.05 / S, 0.05))
     pooled = _int8(rng, E)
     P.bind_pool(h, 1, src, pooled)
     runs.append(("_pool", "pool of %d tokens" % S, lambda: P.pool(h)))
@@ -126,9 +126,9 @@ def representative_runs(emu, seed=22):
     shapes of the module docstring."""
     rng = random.Random(seed)
     with device_package(emu) as ta:
-        from tinyattn.int8 import kernels, kernels_norm, kernels_pool, numbers
+        from tinyattn.int8 import kernels, kernels_norm, kernels_pool, scales
 
         ta.kernels, ta.kernels_norm, ta.kernels_pool = kernels, kernels_norm, kernels_pool
-        ta.numbers = numbers
+        ta.scales = scales
         return (attention_runs(emu, ta, rng),
                 [loop_alone_run(emu, ta, rng)] + elementwise_runs(emu, ta, rng))
