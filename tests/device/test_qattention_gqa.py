@@ -3,7 +3,8 @@ int8 form of Attention(64, 8, num_kv_heads=2), quantized on the host (tinyattn_h
 and Wv of 16 rows), loaded by the device and run bit for bit against the integer reference
 (Q, K, V, scores, probabilities, context, output; plain, causal, padding mask), its float
 forward within the int8 tolerance of the float layer (written here in NumPy), and the
-device's QAttention.from_float of the same float weights against the host's description;
+device's conversion (attention_convert.SelfAttention.from_float) of the same float weights
+against the host's description;
 then a causal encoder of 4 heads streamed (QStream) with H_kv = 4, 2 and 1 K/V heads against
 the reference stream, its cache's K and V bytes H_kv / H of the full ones.
 """
