@@ -29,7 +29,12 @@ CHECK = ("tinyattn.int8.spec", "tinyattn.int8.fields", "tinyattn.int8.classes", 
 """The modules an int8 description's check (spec.py) imports, the kinds' schemas aside."""
 
 
+def imported(role):
+    """The names of the companion modules of `role` imported now (<module>_<role>)."""
+    return tuple(name for name in sys.modules if name.endswith("_" + role))
+
+
 def check_modules():
     """CHECK and the kinds' schema companions imported: what an int8 load or save lets go
     of after its check (let_go.py)."""
-    return CHECK + tuple(name for name in sys.modules if name.endswith("_schema"))
+    return CHECK + imported("schema")

@@ -16,7 +16,7 @@ from ..nn.layers import Dense, SelfAttention, Tokens
 from ..nn.sequential import Sequential
 from ..nn.spec import takes_mask
 from .model import QSequential
-from .classes import companion, int8_class
+from .classes import companion, imported, int8_class
 
 
 def quantize(model, calibration_x, seq_len=None, batch_size=16, mask=None):
@@ -47,8 +47,7 @@ def quantize(model, calibration_x, seq_len=None, batch_size=16, mask=None):
     finally:
         from ..let_go import let_go
 
-        let_go(before, CONVERSION + tuple(name for name in sys.modules
-                                          if name.endswith("_convert")))
+        let_go(before, CONVERSION + imported("convert"))
 
 
 CONVERSION = (__name__, "tinyattn.int8.convert_lm", "tinyattn.int8.scales",

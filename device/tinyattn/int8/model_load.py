@@ -82,17 +82,10 @@ def _renew(layers):
             value = attributes[name]
             if isinstance(value, float):
                 setattr(layer, name, value * 1.0)  # a new object (-0.0 and NaN kept)
-            elif isinstance(value, dict) and _holds_float(value):
+            elif isinstance(value, dict) and any(isinstance(v, float) for v in value.values()):
                 setattr(layer, name, dict((k, v * 1.0 if isinstance(v, float) else v)
                                           for k, v in value.items()))
         _renew([part for part in getattr(layer, "parts", {}).values() if part is not None])
-
-
-def _holds_float(values):
-    for value in values.values():
-        if isinstance(value, float):
-            return True
-    return False
 
 
 def qmodel_from(layers, arrays):
@@ -167,8 +160,7 @@ def _kinds(path):
 
 
 class _OnDemand:
-    """The {name: buffer} that from_spec reads, each buffer read from the file when asked
-    (once)."""
+    """The {name: buffer} that from_spec reads, each buffer read from the file when asked."""
 
     def __init__(self, stored):
         self.stored = stored
