@@ -1,7 +1,7 @@
 """Ctrl-C on the virtual board, as on a board: running code stops with KeyboardInterrupt (a
 loop, the demo, a looping main.py that mpremote must get past, MicroPython behind a wrapper
 command), and a program that turned Ctrl-C off (the link, kbd_intr(-1)) gets the byte as
-data."""
+data. An interpreter that hangs in a lock after the Ctrl-C is reset, with one line saying so."""
 
 import shutil
 import struct
@@ -19,9 +19,11 @@ from tinyattn_host.board.board import Board
 from tinyattn_host.checks.run_check import IRIS_CONFIG, random_model
 from tinyattn_host.reference.sequential import sequential_forward
 from tinyattn_host.virtual.unixport_process import has_raw_repl
-from tinyattn_host.virtual.virtual_board import VirtualBoard
+from tinyattn_host.virtual.pty_pump import HUNG_AFTER_CTRL_C
+from tinyattn_host.virtual.virtual_board import SOFT_REBOOT, VirtualBoard
 
-from repl_line import answer_after_ctrl_c, friendly, read_until, wait_for_handler, wait_until
+from repl_line import (answer_to_ctrl_c, ctrl_c_may_hang, friendly, read_until,
+                       wait_for_handler, wait_until)
 
 pytestmark = pytest.mark.skipif(
     not has_raw_repl(unixport.interpreter()),
@@ -49,10 +51,10 @@ def interrupt_a_loop(board):
         line.write(b"n = 0\rwhile True: n += 1\r\r")  # typed ahead, as a board takes it
         wait_for_handler(board)  # the loop runs
         line.write(b"\x03")
-        answer = answer_after_ctrl_c(line, board, b">>> ", after=b"KeyboardInterrupt")
+        answer = answer_to_ctrl_c(line)  # the loop never takes the heap's lock
         assert answer.endswith(b"KeyboardInterrupt: \r\n>>> "), answer
         line.write(b"print(n > 0)\r")
-        assert b"True\r\n" in answer_after_ctrl_c(line, board, b">>> ")
+        assert b"True\r\n>>> " in read_until(line, b"True\r\n>>> ")
     assert board.pid == pid  # interrupted, not rebooted
 
 
@@ -82,11 +84,43 @@ def test_ctrl_c_stops_the_demo(virtual_board):
         started = read_until(line, b"epoch   1/100")
         assert b"epoch   1/100" in started, started
         line.write(b"\x03")
-        answer = answer_after_ctrl_c(line, virtual_board, b">>> ", after=b"KeyboardInterrupt")
-        assert answer.endswith(b"KeyboardInterrupt: \r\n>>> "), answer
+        answer = answer_to_ctrl_c(line)
+        if HUNG_AFTER_CTRL_C in answer:  # the Ctrl-C landed in the heap's lock: a reset
+            assert ctrl_c_may_hang(virtual_board.interpreter), answer
+            assert SOFT_REBOOT in answer and answer.endswith(b">>> "), answer
+        else:
+            assert answer.endswith(b"KeyboardInterrupt: \r\n>>> "), answer
         assert b"epoch 100/100" not in answer
         line.write(b"print(6 * 7)\r")
-        assert b"42\r\n" in answer_after_ctrl_c(line, virtual_board, b">>> ")
+        assert b"42\r\n>>> " in read_until(line, b"42\r\n>>> ")
+
+
+# Waits for ever after the Ctrl-C, in an untimed lock wait of its only thread, as a unix port
+# without a GIL can in its heap's lock, on any port.
+HANGS_AFTER_CTRL_C = """import _thread
+lock = _thread.allocate_lock()
+try:
+    while True:
+        pass
+except KeyboardInterrupt:
+    lock.acquire()
+    lock.acquire()
+"""
+
+
+def test_an_interpreter_hung_after_ctrl_c_is_reset(virtual_board):
+    (virtual_board.flash_dir / "lib" / "hangs.py").write_text(HANGS_AFTER_CTRL_C)
+    with serial.Serial(virtual_board.port, timeout=0.05) as line:
+        friendly(line)
+        pid, boots = virtual_board.pid, virtual_board.boots
+        line.write(b"import hangs\r")
+        wait_for_handler(virtual_board)  # the loop runs
+        line.write(b"\x03")
+        answer = answer_to_ctrl_c(line)
+        assert HUNG_AFTER_CTRL_C + SOFT_REBOOT in answer and answer.endswith(b">>> "), answer
+        assert (virtual_board.boots, virtual_board.pid != pid) == (boots + 1, True)
+        line.write(b"print(6 * 7)\r")  # the board serves again
+        assert b"42\r\n>>> " in read_until(line, b"42\r\n>>> ")
 
 
 def test_mpremote_gets_past_a_looping_main_py(tmp_path):

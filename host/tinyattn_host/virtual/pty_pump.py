@@ -18,7 +18,11 @@ flash becomes SIGINT, and the code stops with KeyboardInterrupt; otherwise (at a
 program that called `kbd_intr(-1)`, as the link does) the byte goes through as data, in its
 turn. (At a prompt no handler is wanted: the unix port restores SIGINT's default action, which
 would end it, as code ends.) The signal goes to the process that runs MicroPython, found
-under a wrapper command if need be (process_state).
+under a wrapper command if need be (process_state). A unix port with threads and no GIL
+raises KeyboardInterrupt inside its signal handler, and when that lands in code holding its
+heap's lock the interpreter waits for that lock for ever (docs/testing.md): the pump sees it
+(process_state.hung_in_a_lock), says so in one line and resets the board, as a person presses
+a hung board's reset button.
 """
 
 import errno
@@ -31,11 +35,12 @@ import struct
 import termios
 import time
 
-from .process_state import catches_sigint, micropython_pid
+from .process_state import catches_sigint, hung_in_a_lock, micropython_pid
 from .stdin_gate import StdinGate
 from .unixport_process import RAW_PROMPT, READY
 
 FRIENDLY_PROMPT = b"\n>>> "
+PROMPTS = (b">>> ", b"\x04>")  # how output ends at a prompt: the friendly REPL's, the raw's
 OUTPUT_BACKLOG = 1 << 16  # bytes waiting for the host before the interpreter is held back
 CTRL_C = b"\x03"
 # A second SIGINT while the first is pending ends the unix port (its handler calls exit(1));
@@ -49,6 +54,9 @@ SETTLE = 0.3  # seconds
 # long each time up to POLL_MOST (seconds).
 POLL_FIRST, POLL_MOST = 0.001, 0.02
 TIOCPKT_FLUSHREAD = 1  # packet mode's status bit: the interpreter's input was discarded
+HUNG_AFTER_CTRL_C = (
+    b"\r\nvirtual board: MicroPython hangs in a lock after the Ctrl-C (as a unix port without "
+    b"a GIL can, in its heap's: docs/testing.md); resetting it\r\n")
 
 
 class PtyPump:
@@ -56,8 +64,9 @@ class PtyPump:
 
     The board sets `_host` (the port's pty master), `_wake_r` (a pipe's end that wakes the
     loop), `_stopping` and `_proc` (the interpreter command's process), calls `_attach` for
-    each interpreter it boots, and has `banner` and `_reboot()`: start a new interpreter when
-    the last one has exited, return what the board prints meanwhile.
+    each interpreter it boots, and has `banner`, `hard_reset()` (kill the interpreter) and
+    `_reboot()`: start a new interpreter when the last one has exited, return what the board
+    prints meanwhile.
     """
 
     def _attach(self, child, child_tty, raw):
@@ -73,6 +82,7 @@ class PtyPump:
         self._gate = StdinGate()
         self._child_full = False  # the interpreter's terminal took less than it was given
         self._code_since = None  # since when MicroPython is seen running code
+        self._unanswered = False  # a SIGINT was sent and no prompt has followed yet
 
     def _interpreter_pid(self):
         """The process that runs MicroPython (the command's, or one its wrapper started)."""
@@ -124,6 +134,10 @@ class PtyPump:
                         child_registered = None
                         to_host += self._reboot()
                         self._tail = b""
+            if self._unanswered and hung_in_a_lock(self._interpreter_pid()):
+                self._unanswered = False
+                to_host += HUNG_AFTER_CTRL_C
+                self.hard_reset()  # the loop sees it gone and boots a new one
         selector.close()
 
     def _from_child(self):
@@ -140,6 +154,8 @@ class PtyPump:
             data = _crlf(data, self._tail[-1:])
         self._tail = (self._tail + data)[-64:]
         self._track_mode(self._tail)
+        if self._tail.endswith(PROMPTS):  # the interpreter answered and waits for input
+            self._unanswered = False
         self._to_host += data
         return True
 
@@ -164,6 +180,7 @@ class PtyPump:
                 del pending[at]
                 if time.monotonic() - self._interrupted > INTERRUPT_PENDING:
                     self._interrupted = time.monotonic()
+                    self._unanswered = True
                     os.kill(pid, signal.SIGINT)
                 return True
             if at == 0 and catches_sigint(pid):  # code that may end in a moment: it waits
