@@ -134,11 +134,16 @@ class PtyPump:
                         child_registered = None
                         to_host += self._reboot()
                         self._tail = b""
-            if self._unanswered and hung_in_a_lock(self._interpreter_pid()):
+            if self._unanswered and self._hung():
                 self._unanswered = False
                 to_host += HUNG_AFTER_CTRL_C
                 self.hard_reset()  # the loop sees it gone and boots a new one
         selector.close()
+
+    def _hung(self):
+        """Whether the interpreter (when one runs) waits for a lock for ever."""
+        pid = self._interpreter_pid()
+        return pid is not None and hung_in_a_lock(pid)
 
     def _from_child(self):
         """Take one read of the interpreter's output into `_to_host`; False when it is gone."""
